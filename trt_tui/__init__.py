@@ -1,0 +1,3 @@
+"""trt-tui: observable, cancelable TensorRT engine builds."""
+
+__version__ = "0.1.0"
