@@ -1,0 +1,206 @@
+"""TensorRT callbacks: the progress monitor and the logger of one build.
+
+Both are called on TensorRT's own threads, possibly several at once, with no lock of TensorRT's held.
+They do constant work under one short lock: map a phase name to its id, count, push an event. No I/O,
+no formatting, no waiting for a consumer.
+
+The monitor must never raise: the bindings print an exception to stderr (scribbling over a full-screen
+UI) and treat it as `False`, which silently cancels the build. So every callback body is guarded; an
+internal error becomes one log event and the callback answers "go on" unless the user asked to cancel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import ModuleType
+
+from .events import Event, Log, PhaseFinish, PhaseStart, Severity, Step
+
+Sink = Callable[[Event], None]
+
+
+class CancelToken:
+    """A cancel flag with the reason kept for the user (why and when it was asked for)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.requested_at: float | None = None
+        self.kind = "cooperative"
+
+    def cancel(self) -> None:
+        if not self._event.is_set():
+            self.requested_at = time.monotonic()
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+class MonitorState:
+    """What a monitor knows, independent of TensorRT's base class (so it is testable without it)."""
+
+    def __init__(self, job: int, sink: Sink, cancel, t0: float | None = None) -> None:
+        self.job = job
+        self.sink = sink
+        self.cancel = cancel  # anything with a `.cancelled` (or `.is_set()`) attribute
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.lock = threading.Lock()
+        self.active: dict[str, int] = {}
+        self.next_id = 0
+        self.callbacks = 0
+        self.last_callback = self.t0
+        self.internal_errors = 0
+        self.cancelled_in: list[str] | None = None  # active phases when the cancel took effect
+        self.last_error: str | None = None  # TensorRT's last ERROR log line, for a failed build
+
+    def _cancelled(self) -> bool:
+        cancel = self.cancel
+        flag = getattr(cancel, "cancelled", None)
+        return bool(flag) if flag is not None else cancel.is_set()
+
+    def _internal_error(self, where: str, exc: BaseException) -> None:
+        # The first few only: a bug that fires on every step must not flood the log.
+        try:
+            self.internal_errors += 1
+            if self.internal_errors <= 3:
+                msg = f"trt-tui monitor error in {where}: {type(exc).__name__}: {exc}"
+                self.sink(Log(self.job, time.monotonic() - self.t0, Severity.INTERNAL_ERROR, msg))
+        except BaseException:
+            pass
+
+    def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
+        try:
+            now = time.monotonic()
+            with self.lock:
+                self.callbacks += 1
+                self.last_callback = now
+                phase = self.next_id
+                self.next_id += 1
+                parent = self.active.get(parent_phase) if parent_phase is not None else None
+                self.active[phase_name] = phase
+                self.sink(PhaseStart(self.job, now - self.t0, phase, phase_name, parent, num_steps))
+        except BaseException as exc:
+            self._internal_error("phase_start", exc)
+
+    def step_complete(self, phase_name: str, step: int) -> bool:
+        try:
+            now = time.monotonic()
+            with self.lock:
+                self.callbacks += 1
+                self.last_callback = now
+                phase = self.active.get(phase_name)
+                if phase is not None:
+                    self.sink(Step(self.job, now - self.t0, phase, step))
+        except BaseException as exc:
+            self._internal_error("step_complete", exc)
+        try:
+            if not self._cancelled():
+                return True
+            if self.cancelled_in is None:
+                with self.lock:
+                    self.cancelled_in = sorted(self.active, key=self.active.__getitem__)
+            return False
+        except BaseException:
+            return True
+
+    def phase_finish(self, phase_name: str) -> None:
+        try:
+            now = time.monotonic()
+            with self.lock:
+                self.callbacks += 1
+                self.last_callback = now
+                phase = self.active.pop(phase_name, None)
+                if phase is not None:
+                    self.sink(PhaseFinish(self.job, now - self.t0, phase))
+        except BaseException as exc:
+            self._internal_error("phase_finish", exc)
+
+
+_monitor_classes: dict[str, type] = {}
+
+
+def make_monitor(trt: ModuleType, state: MonitorState):
+    """An `IProgressMonitor` of this TensorRT module that forwards to `state`."""
+    cls = _monitor_classes.get(trt.__name__)
+    if cls is None:
+
+        class BuildMonitor(trt.IProgressMonitor):
+            def __init__(self, state: MonitorState) -> None:
+                trt.IProgressMonitor.__init__(self)
+                self.state = state
+                self.phase_start = state.phase_start
+                self.step_complete = state.step_complete
+                self.phase_finish = state.phase_finish
+
+        cls = _monitor_classes[trt.__name__] = BuildMonitor
+    return cls(state)
+
+
+class LogRouter:
+    """The one TensorRT logger of this process, routing each line to the build that logged it.
+
+    TensorRT keeps the first logger it is given for the whole process ("the current new logger is
+    ignored") and may call it after a build's own objects are gone, so a logger per build would send
+    one build's lines to another, or to a freed object. Builds register the thread that drives them;
+    a line from a thread TensorRT started itself goes to the only running build, or to every running
+    build when several run at once (marked, since it cannot be told apart).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_thread: dict[int, tuple[MonitorState, int]] = {}
+
+    @contextlib.contextmanager
+    def bind(self, state: MonitorState, min_severity: Severity) -> Iterator[None]:
+        key = threading.get_ident()
+        with self._lock:
+            self._by_thread[key] = (state, int(min_severity))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._by_thread.pop(key, None)
+
+    def route(self, level: int, msg: str) -> None:
+        target = self._by_thread.get(threading.get_ident())
+        if target is not None:
+            targets = [target]
+        else:
+            with self._lock:
+                targets = list(self._by_thread.values())
+            if len(targets) > 1:
+                msg = f"(from a TensorRT thread shared by {len(targets)} builds) {msg}"
+        for state, min_severity in targets:
+            if level <= Severity.ERROR:
+                state.last_error = " ".join(str(msg).split())
+            if level <= min_severity:
+                state.sink(Log(state.job, time.monotonic() - state.t0, Severity(level), msg))
+
+
+_routers: dict[str, tuple[LogRouter, object]] = {}
+_routers_lock = threading.Lock()
+
+
+def shared_logger(trt: ModuleType) -> tuple[LogRouter, object]:
+    """The process-wide (router, ILogger) pair for this TensorRT module; created once, never freed."""
+    with _routers_lock:
+        pair = _routers.get(trt.__name__)
+        if pair is None:
+            router = LogRouter()
+
+            class RoutingLogger(trt.ILogger):
+                def __init__(self) -> None:
+                    trt.ILogger.__init__(self)
+
+                def log(self, severity, msg) -> None:
+                    try:
+                        router.route(int(severity), msg)
+                    except BaseException:
+                        pass
+
+            pair = _routers[trt.__name__] = (router, RoutingLogger())
+        return pair

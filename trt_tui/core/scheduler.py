@@ -1,0 +1,222 @@
+"""Several builds at once: a limit, a queue, cancel one or all, a clean shutdown.
+
+Each running build has one worker thread that hands it to an executor (in this thread, or in a child
+process; see `executors`). Events reach subscribers through one pump thread that drains every job's
+buffer on its own schedule: a slow subscriber delays only the pump, never a build, and the buffers
+coalesce steps meanwhile. Subscribers are called on the pump thread and must hand off quickly
+(the app posts a message; the headless renderer writes a line).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .buffer import EventBuffer
+from .build import BuildSpec, Outcome
+from .events import Event, State, StateChanged
+from .executors import Executor, ThreadExecutor
+from .monitor import CancelToken
+
+Subscriber = Callable[["BuildJob", list[Event]], None]
+
+
+@dataclass(eq=False)
+class BuildJob:
+    id: int
+    spec: BuildSpec
+    buffer: EventBuffer = field(default_factory=EventBuffer)
+    token: CancelToken = field(default_factory=CancelToken)
+    state: State = State.QUEUED
+    outcome: Outcome | None = None
+    submitted: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    finished: float | None = None
+    thread: threading.Thread | None = None
+    delivered: threading.Event = field(default_factory=threading.Event)
+
+    def sink(self, event: Event) -> None:
+        """Where the build's callbacks put events. The state is tracked here, at the source, so
+        `state` is right even before any consumer has drained the buffer."""
+        if type(event) is StateChanged:
+            self.state = event.state
+        self.buffer.push(event)
+
+    @property
+    def final(self) -> bool:
+        return self.state.final
+
+
+class Scheduler:
+    def __init__(
+        self,
+        max_jobs: int = 2,
+        executor: Executor | None = None,
+        pump_interval: float = 0.05,
+        before_build: Callable[[BuildJob], Outcome | None] | None = None,
+    ) -> None:
+        """`before_build` may answer a job without building it (the engine cache returns SKIPPED)."""
+        if max_jobs < 1:
+            raise ValueError("max_jobs must be at least 1")
+        self.max_jobs = max_jobs
+        self.executor = executor or ThreadExecutor()
+        self.before_build = before_build
+        self.jobs: dict[int, BuildJob] = {}
+        self._ids = itertools.count(1)
+        self._queue: deque[BuildJob] = deque()
+        self._running: set[int] = set()
+        self._undelivered: list[BuildJob] = []
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._closed = False
+        self.subscriber_errors: list[str] = []
+        self._pump_interval = pump_interval
+        self._pump = threading.Thread(target=self._pump_loop, name="trt-tui-pump", daemon=True)
+        self._pump.start()
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            self._subscribers.append(subscriber)
+
+    def submit(self, spec: BuildSpec) -> BuildJob:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("scheduler is shut down")
+            job = BuildJob(next(self._ids), spec)
+            self.jobs[job.id] = job
+            self._undelivered.append(job)
+            job.sink(StateChanged(job.id, 0.0, State.QUEUED))
+            self._queue.append(job)
+            self._start_ready()
+        return job
+
+    def cancel(self, job_id: int) -> bool:
+        """First call: a cooperative cancel. A second call on a running build forces it, where the
+        executor can (a child process is terminated). Returns False for an unknown or final job."""
+        with self._lock:
+            job = self.jobs.get(job_id)
+            if job is None or job.final:
+                return False
+            if job in self._queue:
+                self._queue.remove(job)
+                job.token.cancel()
+                job.outcome = Outcome(State.CANCELLED, detail="cancelled while queued")
+                job.sink(StateChanged(job.id, 0.0, State.CANCELLED, detail=job.outcome.detail))
+                job.finished = time.monotonic()
+                self._wake.set()
+                return True
+        if job.token.cancelled:
+            self.executor.force_cancel(job)
+        else:
+            job.token.cancel()
+        return True
+
+    def cancel_all(self) -> int:
+        with self._lock:
+            ids = [j.id for j in self.jobs.values() if not j.final]
+        return sum(self.cancel(i) for i in ids)
+
+    def active(self) -> list[BuildJob]:
+        with self._lock:
+            return [j for j in self.jobs.values() if not j.final]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until every submitted job is final and its last events were delivered."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                pending = list(self._undelivered)
+            if not pending:
+                return True
+            for job in pending:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not job.delivered.wait(left):
+                    return False
+
+    def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool:
+        """Cancel what runs (if asked), wait for every build to stop, stop the pump. True when no
+        thread of ours is left running."""
+        with self._lock:
+            self._closed = True
+        if cancel:
+            self.cancel_all()
+        done = self.wait(timeout)
+        with self._lock:
+            threads = [j.thread for j in self.jobs.values() if j.thread is not None]
+        for thread in threads:
+            thread.join(timeout)
+        self._wake.set()
+        self._stop = True
+        self._pump.join(timeout)
+        self.executor.close()
+        return done and not self._pump.is_alive() and not any(t.is_alive() for t in threads)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _start_ready(self) -> None:
+        while self._queue and len(self._running) < self.max_jobs:
+            job = self._queue.popleft()
+            self._running.add(job.id)
+            job.thread = threading.Thread(target=self._run_job, args=(job,), name=f"trt-tui-build-{job.id}", daemon=True)
+            job.started = time.monotonic()
+            job.thread.start()
+
+    def _run_job(self, job: BuildJob) -> None:
+        try:
+            outcome = self.before_build(job) if self.before_build is not None else None
+            if outcome is None:
+                outcome = self.executor.run(job)
+            else:
+                job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
+                                      engine_bytes=outcome.engine_bytes))
+        except Exception as exc:  # the executors never raise; this is the last line of defence
+            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
+            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+        job.outcome = outcome
+        job.finished = time.monotonic()
+        with self._lock:
+            self._running.discard(job.id)
+            if not self._closed:
+                self._start_ready()
+            else:
+                for queued in list(self._queue):
+                    self.cancel(queued.id)
+        self._wake.set()
+
+    _stop = False
+
+    def _pump_loop(self) -> None:
+        while True:
+            self._wake.wait(self._pump_interval)
+            self._wake.clear()
+            self._deliver()
+            if self._stop:
+                self._deliver()
+                return
+
+    def _deliver(self) -> None:
+        with self._lock:
+            jobs = list(self._undelivered)
+            subscribers = list(self._subscribers)
+        for job in jobs:
+            # Read `finished` before draining: if it was set, the build's last event is in the buffer.
+            finished = job.finished is not None and (job.thread is None or not job.thread.is_alive())
+            events = job.buffer.drain()
+            if events:
+                for subscriber in subscribers:
+                    try:
+                        subscriber(job, events)
+                    except Exception:
+                        self.subscriber_errors.append(traceback.format_exc(limit=3))
+            if finished:
+                with self._lock:
+                    self._undelivered.remove(job)
+                job.delivered.set()

@@ -1,0 +1,222 @@
+"""The headless front end: the same build events, rendered for a terminal, a log file or a program.
+
+Three renderers share one interface, `handle(job, events)`, called on the scheduler's pump thread:
+- `TtyRenderer`: nested progress bars, one line per active phase under its parent, redrawn in place
+  with ANSI escapes; log lines are printed above the live block, so they interleave cleanly. Every line
+  is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
+- `PlainRenderer`: one line per phase start and finish and per state change (CI logs, pipes).
+- `JsonRenderer`: one JSON object per event per line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+import time
+from typing import TextIO
+
+from .core.events import (
+    Event,
+    Log,
+    PhaseFinish,
+    PhaseStart,
+    Severity,
+    State,
+    StateChanged,
+    Step,
+    event_to_dict,
+)
+from .core.phases import Phase, PhaseTree
+from .core.scheduler import BuildJob
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def human_seconds(s: float) -> str:
+    if s < 60:
+        return f"{s:.1f}s"
+    minutes, seconds = divmod(int(s), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def state_line(model: str, event: StateChanged) -> str:
+    text = f"[{model}] {event.state.value}"
+    if event.state is State.SUCCEEDED:
+        text += f": engine {human_bytes(event.engine_bytes)} in {human_seconds(event.t)}"
+    if event.error:
+        text += f": {event.error}"
+    if event.detail:
+        text += f": {event.detail}"
+    return text
+
+
+class _Renderer:
+    def __init__(self, out: TextIO, min_log: Severity) -> None:
+        self.out = out
+        self.min_log = min_log
+        self.trees: dict[int, PhaseTree] = {}
+        self.lock = threading.Lock()
+
+    def tree(self, job: BuildJob) -> PhaseTree:
+        tree = self.trees.get(job.id)
+        if tree is None:
+            tree = self.trees[job.id] = PhaseTree()
+        return tree
+
+    def message(self, text: str) -> None:
+        """A line from the CLI itself (cancelling…, errors), printed in order with build output."""
+        with self.lock:
+            self.out.write(text + "\n")
+            self.out.flush()
+
+    def close(self) -> None:
+        pass
+
+
+class PlainRenderer(_Renderer):
+    def handle(self, job: BuildJob, events: list[Event]) -> None:
+        tree = self.tree(job)
+        model = str(job.spec.model)
+        lines = []
+        for event in events:
+            phase = tree.apply(event)
+            if type(event) is PhaseStart:
+                indent = "  " * (len(tree.path(phase)) - 1)
+                lines.append(f"[{model}] {indent}▶ {event.name} ({event.num_steps} steps)")
+            elif type(event) is PhaseFinish and phase is not None:
+                indent = "  " * (len(tree.path(phase)) - 1)
+                early = f", finished at step {phase.steps_done}/{phase.num_steps}" if phase.finished_early else ""
+                lines.append(f"[{model}] {indent}✓ {phase.name} {human_seconds(phase.elapsed(event.t))}{early}")
+            elif type(event) is Log and event.severity <= self.min_log:
+                lines.append(f"[{model}] {event.severity.label}: {event.message}")
+            elif type(event) is StateChanged:
+                lines.append(state_line(model, event))
+        if lines:
+            with self.lock:
+                self.out.write("\n".join(lines) + "\n")
+                self.out.flush()
+
+
+class JsonRenderer(_Renderer):
+    def handle(self, job: BuildJob, events: list[Event]) -> None:
+        tree = self.tree(job)
+        model = str(job.spec.model)
+        lines = []
+        for event in events:
+            phase = tree.apply(event)
+            data = event_to_dict(event)
+            data["model"] = model
+            if type(event) in (Step, PhaseFinish) and phase is not None:
+                data["name"] = phase.name
+            if type(event) is Step and phase is not None:
+                data["num_steps"] = phase.num_steps
+            lines.append(json.dumps(data))
+        with self.lock:
+            self.out.write("\n".join(lines) + "\n")
+            self.out.flush()
+
+    def message(self, text: str) -> None:
+        with self.lock:
+            self.out.write(json.dumps({"event": "message", "message": text}) + "\n")
+            self.out.flush()
+
+
+class TtyRenderer(_Renderer):
+    """Redraws a live block of lines at the bottom of the terminal at most `fps` times a second."""
+
+    BAR = 20
+
+    def __init__(self, out: TextIO, min_log: Severity, fps: float = 10.0) -> None:
+        super().__init__(out, min_log)
+        self.jobs: dict[int, BuildJob] = {}
+        self.drawn = 0  # lines of the live block currently on screen
+        self.min_interval = 1.0 / fps
+        self.last_draw = 0.0
+
+    def handle(self, job: BuildJob, events: list[Event]) -> None:
+        tree = self.tree(job)
+        self.jobs[job.id] = job
+        above = []
+        model = str(job.spec.model)
+        for event in events:
+            tree.apply(event)
+            if type(event) is Log and event.severity <= self.min_log:
+                above.append(f"[{model}] {event.severity.label}: {event.message}")
+            elif type(event) is StateChanged and event.state.final:
+                above.extend(self._summary(job, tree, event))
+        now = time.monotonic()
+        if above or now - self.last_draw >= self.min_interval:
+            self._redraw(above)
+
+    def _summary(self, job: BuildJob, tree: PhaseTree, event: StateChanged) -> list[str]:
+        lines = [state_line(str(job.spec.model), event)]
+        if event.state is State.SUCCEEDED:
+            slow = sorted(((p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None), key=lambda x: -x[0])
+            lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slow[:3])
+        return lines
+
+    def _width(self) -> int:
+        return max(20, shutil.get_terminal_size((80, 24)).columns)
+
+    def _block(self, width: int) -> list[str]:
+        now_lines = []
+        for job in list(self.jobs.values()):
+            if job.state.final:
+                continue
+            tree = self.trees[job.id]
+            elapsed = time.monotonic() - (job.started or job.submitted)
+            pct = tree.overall_fraction() * 100
+            now_lines.append(f"{job.spec.model} · {job.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}")
+            # Event times count from the build's start, which is when the job started.
+            for depth, phase in tree.active():
+                now_lines.append(self._phase_line(depth, phase, elapsed, width))
+        return [line[: width - 1] for line in now_lines]
+
+    def _phase_line(self, depth: int, phase: Phase, now: float, width: int) -> str:
+        indent = "  " * (depth + 1)
+        bar_width = max(5, min(self.BAR, width // 4))
+        filled = int(phase.fraction * bar_width)
+        bar = "█" * filled + "░" * (bar_width - filled)
+        counts = f"{phase.steps_done}/{phase.num_steps}"
+        return f"{indent}{bar} {counts:>9} {human_seconds(max(0.0, phase.elapsed(now))):>7}  {phase.name}"
+
+    def _redraw(self, above: list[str]) -> None:
+        width = self._width()
+        block = self._block(width)
+        with self.lock:
+            parts = []
+            if self.drawn:
+                parts.append(f"\x1b[{self.drawn}F\x1b[J")  # to the block's first line, clear below
+            parts.extend(line + "\n" for line in above)
+            parts.extend(line + "\n" for line in block)
+            self.out.write("".join(parts))
+            self.out.flush()
+            self.drawn = len(block)
+            self.last_draw = time.monotonic()
+
+    def message(self, text: str) -> None:
+        self._redraw([text])
+
+    def close(self) -> None:
+        self._redraw([])
+
+
+def make_renderer(mode: str, out: TextIO | None = None, verbose: bool = False) -> _Renderer:
+    """`mode`: "json", "plain", "tty", or "auto" (tty when `out` is a terminal)."""
+    out = out or sys.stdout
+    min_log = Severity.VERBOSE if verbose else Severity.WARNING
+    if mode == "auto":
+        mode = "tty" if out.isatty() else "plain"
+    cls = {"json": JsonRenderer, "plain": PlainRenderer, "tty": TtyRenderer}[mode]
+    return cls(out, min_log)
