@@ -43,11 +43,14 @@ class CancelToken:
 class MonitorState:
     """What a monitor knows, independent of TensorRT's base class (so it is testable without it)."""
 
-    def __init__(self, job: int, sink: Sink, cancel, t0: float | None = None) -> None:
+    def __init__(self, job: int, sink: Sink, cancel, t0: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """`clock` is injectable so a replayed trace can carry its recorded times (deterministic UI tests)."""
         self.job = job
+        self.clock = clock
         self.sink = sink
         self.cancel = cancel  # anything with a `.cancelled` (or `.is_set()`) attribute
-        self.t0 = time.monotonic() if t0 is None else t0
+        self.t0 = clock() if t0 is None else t0
         self.lock = threading.Lock()
         self.active: dict[str, int] = {}
         self.next_id = 0
@@ -74,7 +77,7 @@ class MonitorState:
 
     def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
         try:
-            now = time.monotonic()
+            now = self.clock()
             with self.lock:
                 self.callbacks += 1
                 self.last_callback = now
@@ -88,7 +91,7 @@ class MonitorState:
 
     def step_complete(self, phase_name: str, step: int) -> bool:
         try:
-            now = time.monotonic()
+            now = self.clock()
             with self.lock:
                 self.callbacks += 1
                 self.last_callback = now
@@ -109,7 +112,7 @@ class MonitorState:
 
     def phase_finish(self, phase_name: str) -> None:
         try:
-            now = time.monotonic()
+            now = self.clock()
             with self.lock:
                 self.callbacks += 1
                 self.last_callback = now

@@ -72,8 +72,8 @@ class PhaseTree:
             if phase is not None and phase.finished is None:
                 phase.finished = event.t
         else:
-            return None
-        self.last_t = max(self.last_t, event.t)
+            phase = None
+        self.last_t = max(self.last_t, event.t)  # the build's clock, from every kind of event
         return phase
 
     def extend(self, events: Iterable[Event]) -> None:

@@ -1,0 +1,279 @@
+"""The Textual app driven by its pilot, over real TensorRT-RTX builds (and, for deterministic
+screens, a recorded trace replayed through the real monitor)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from trt_tui.core.events import Severity, State
+from trt_tui.core.gpu import GpuSampler
+from trt_tui.core.replay import ReplayExecutor, load_trace
+from trt_tui.core.samples import write_samples
+from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
+from trt_tui.ui.messages import BuildEvents
+from trt_tui.ui.widgets.gpu_panel import GpuPanel
+
+TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
+SIZE = (160, 48)
+
+
+@pytest.fixture(scope="module")
+def models_src(tmp_path_factory) -> Path:
+    return Path(write_samples(tmp_path_factory.mktemp("app-samples"))[0]).parent
+
+
+@pytest.fixture
+def models(models_src, tmp_path) -> Path:
+    """A private directory of the samples per test (hard links: no copying 200 MB)."""
+    for src in models_src.glob("*.onnx"):
+        os.link(src, tmp_path / src.name)
+    return tmp_path
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.suffix in (".engine", ".tmp") or p.name.startswith("."))
+
+
+def build_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("trt-tui") and t.is_alive()]
+
+
+async def wait_for(pilot, condition, timeout: float, step: float = 0.05) -> float:
+    """Pause the pilot until `condition()` holds; returns the seconds it took (fails on timeout)."""
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(step)
+    return time.monotonic() - start
+
+
+def make(models: Path, **config) -> TrtTuiApp:
+    executor = config.pop("executor_obj", None)
+    return TrtTuiApp(AppConfig(paths=[str(models)], **config), executor=executor)
+
+
+async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
+    """Type in the picker: the filter box takes the keys; Enter returns to the list."""
+    for char in text:
+        await pilot.press(char)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.focused is app.picker, 2)
+
+
+async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
+    """Typing filters the picker; Enter builds; the tree shows TensorRT's phases; the engine lands."""
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.focused is app.picker
+        assert app.picker.highlighted_path() == str(models / "densenet.onnx")  # sorted, first highlighted
+        await filter_to(pilot, app, "mnist")
+        assert app.picker.visible_paths() == [str(models / "mnist.onnx")]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        view = app.views[1]
+        assert view.state is State.SUCCEEDED, view.error
+        labels = "\n".join(app.phase_view.labels())
+        assert "Building engine" in labels and "Optimizing graph" in labels  # what a real RTX build reports
+        assert "▸" not in labels, "a finished build shows no phase as still running"
+        assert (models / "mnist.engine").stat().st_size > 100_000
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_c_cancels_the_long_build_within_a_second(models):
+    """`c` during the DenseNet build's long silent step: cancelled within a second, tree says where."""
+    app = make(models, executor="process")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # densenet is highlighted first
+        await wait_for(pilot, lambda: app.views[1].state is State.BUILDING, 30)
+        await wait_for(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 30)
+        await pilot.pause(0.5)
+        await pilot.press("c")
+        took = await wait_for(pilot, lambda: app.views[1].state.final, 5, step=0.02)
+        view = app.views[1]
+        assert view.state is State.CANCELLED
+        assert took < 1.0, f"cancel took {took:.2f}s"
+        assert "Determining refit engines" in (view.detail or "")
+        assert "cancelled" in str(app.phase_view.root.label)
+        assert leftovers(models) == []
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_two_builds_at_once_cancel_one_the_other_finishes(models):
+    app = make(models, executor="process", jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # densenet
+        await filter_to(pilot, app, "resnet")
+        await pilot.press("enter")  # resnet50
+        await wait_for(pilot, lambda: len(app.views) == 2, 5)
+        await wait_for(pilot, lambda: app.views[1].state is State.BUILDING, 30)
+        app.builds.focus()
+        app.builds.move_cursor(row=0)
+        await wait_for(pilot, lambda: app.selected == 1, 2)
+        await pilot.press("c", "c")
+        await wait_for(pilot, lambda: app.views[1].state.final and app.views[2].state.final, 60)
+        assert app.views[1].state is State.CANCELLED
+        assert app.views[2].state is State.SUCCEEDED, app.views[2].error
+        assert (models / "resnet50.engine").exists() and not (models / "densenet.engine").exists()
+        await pilot.press("q")
+
+
+async def test_quit_with_builds_running_stops_them_and_leaves_nothing(models):
+    app = make(models, executor="process", jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any(v.state is State.BUILDING for v in app.views.values()), 30)
+        started = time.monotonic()
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        quit_took = time.monotonic() - started
+    assert app.return_code == 0
+    assert quit_took < 5, f"quit took {quit_took:.1f}s"
+    assert all(v.state.final for v in app.views.values())
+    assert build_threads() == []
+    assert multiprocessing.active_children() == []
+    assert not [p for p in models.iterdir() if p.suffix == ".tmp" or p.name.startswith(".")]
+
+
+async def test_log_level_key_cycles_the_minimum_severity(models):
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        await filter_to(pilot, app, "mnist")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        assert app.log_pane.min_severity is Severity.INFO
+        info_lines = len(app.log_pane.shown)
+        assert info_lines > 5 and any(e.severity is Severity.INFO for e in app.log_pane.shown)
+        seen = {}
+        for _ in LOG_LEVELS:
+            await pilot.press("l")
+            level = app.log_pane.min_severity
+            seen[level] = list(app.log_pane.shown)
+            assert all(e.severity <= level for e in app.log_pane.shown)
+            assert level.label in str(app.query_one("#log-title").render())
+        assert set(seen) == set(LOG_LEVELS)
+        assert len(seen[Severity.ERROR]) < info_lines, "the error level hides a good build's info lines"
+        await pilot.press("q")
+
+
+async def test_gpu_panel_says_plainly_when_there_is_no_gpu(models):
+    if GpuSampler().sample().available:
+        pytest.skip("an NVIDIA GPU is present: the no-GPU state cannot be seen here")
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(GpuPanel)
+        await wait_for(pilot, lambda: "No NVIDIA GPU" in str(panel.query_one("#gpu-message").render()), 5)
+        await pilot.press("enter")  # the rest of the app still works
+        await wait_for(pilot, lambda: app.views and app.views[1].state is not State.QUEUED, 10)
+        await pilot.press("q")
+
+
+async def test_themes_load_and_switch(models):
+    app = make(models, theme="trt-light")
+    async with app.run_test(size=SIZE) as pilot:
+        assert {"trt-dark", "trt-light"} <= set(app.available_themes)
+        assert app.theme == "trt-light" and not app.current_theme.dark
+        app.theme = "trt-dark"
+        await pilot.pause()
+        assert app.current_theme.dark
+        await pilot.press("q")
+
+
+def replay_executor(run: str = "resnet50.onnx:full", **kwargs) -> ReplayExecutor:
+    events, engine_bytes = load_trace(TRACES, run)
+    return ReplayExecutor(events, engine_bytes, **kwargs)
+
+
+async def test_build_all_rebuild_cancel_all_and_help_keys(models):
+    """`a` builds every model, `r` rebuilds the selected one, `C` cancels all, `?` shows help."""
+    app = make(models, executor_obj=replay_executor(hold_at=40), jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")
+        await wait_for(pilot, lambda: len(app.views) == 3, 5)
+        await pilot.press("C")
+        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
+        assert {v.state for v in app.views.values()} == {State.CANCELLED}
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(app.views) == 4, 5)
+        assert app.views[4].job.spec.model == app.views[3].job.spec.model
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), 2)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), 2)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
+    """A phase reporting ~50k steps/s: the app gets a handful of batches, shows the final count."""
+    events = [[0.0, 1, "start", "Flood", None, 50_000]]
+    events += [[i * 2e-5, 1, "step", "Flood", i] for i in range(50_000)]
+    events += [[1.0, 1, "finish", "Flood"]]
+    app = make(models, executor_obj=ReplayExecutor(events, 1))
+    batches = []
+
+    def count(message):
+        if isinstance(message, BuildEvents):
+            batches.append(len(message.events))
+
+    async with app.run_test(size=SIZE, message_hook=count) as pilot:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 20)
+        phase = next(iter(app.views[1].tree.phases.values()))
+        assert phase.steps_done == 50_000
+        assert sum(batches) < 2_000, f"{sum(batches)} events reached the UI for 50k steps"
+        await pilot.press("q")
+
+
+def test_snapshot_mid_build(snap_compare, models):
+    """The main screen during a (replayed) ResNet-50 build, held mid-way: a fixed picture."""
+    app = make(models, executor_obj=replay_executor(hold_at=150, recorded_times=True))
+    app.clock = lambda: 0.0
+    app.gpu_sampler = GpuSampler(nvml=_NoNvml())
+
+    async def run_before(pilot):
+        await filter_to(pilot, app, "resnet")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 8, 10)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_after_cancel(snap_compare, models):
+    app = make(models, executor_obj=replay_executor(hold_at=150, recorded_times=True))
+    app.clock = lambda: 0.0
+    app.gpu_sampler = GpuSampler(nvml=_NoNvml())
+
+    async def run_before(pilot):
+        await filter_to(pilot, app, "resnet")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 8, 10)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        app.clear_notifications()
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class _NoNvml:
+    """NVML as a machine without the driver presents it, for snapshots that must not vary by host."""
+
+    def __getattr__(self, name):
+        import pynvml
+
+        return getattr(pynvml, name)
+
+    def nvmlInit(self):
+        import pynvml
+
+        raise pynvml.NVMLError_LibraryNotFound()

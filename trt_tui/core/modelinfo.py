@@ -1,0 +1,487 @@
+"""What a model picker shows about an ONNX file, read without loading the model's weights.
+
+``onnx.load`` parses the whole ``ModelProto``, weights included, so showing the inputs of a 100 MB model
+would cost a 100 MB read and as much memory. This module has its own minimal reader of the protobuf wire
+format instead: it walks ``ModelProto`` -> ``GraphProto`` and decodes only the few fields the picker shows
+(graph inputs and outputs, initializer names, external data locations, node count, opsets, IR version,
+producer), stepping over everything else (weights, node bodies, doc strings) by its length without
+reading it. A 100 MB model costs a few hundred small reads.
+
+The file is read with ordinary positioned reads through a small block cache rather than mmap: a file
+that is rewritten in place while it is being read (an exporter writing the model the picker is
+watching) then shows up as a short read, which is reported as a truncated model, where a truncated
+mmap would kill the process with SIGBUS.
+
+Field numbers are those of ``onnx.proto`` (checked against the descriptors of onnx 1.23). The module
+does not import ``onnx`` or any UI package.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ModelInfo", "ModelInfoError", "TensorInfo", "read_model_info"]
+
+# ONNX TensorProto.DataType numbers -> the names the picker shows (numpy's where there is one).
+_DTYPES = {
+    0: "undefined",
+    1: "float32",
+    2: "uint8",
+    3: "int8",
+    4: "uint16",
+    5: "int16",
+    6: "int32",
+    7: "int64",
+    8: "string",
+    9: "bool",
+    10: "float16",
+    11: "float64",
+    12: "uint32",
+    13: "uint64",
+    14: "complex64",
+    15: "complex128",
+    16: "bfloat16",
+    17: "float8e4m3fn",
+    18: "float8e4m3fnuz",
+    19: "float8e5m2",
+    20: "float8e5m2fnuz",
+    21: "uint4",
+    22: "int4",
+    23: "float4e2m1",
+    24: "float8e8m0",
+}
+
+# Wire types.
+_VARINT, _I64, _LEN, _SGROUP, _EGROUP, _I32 = 0, 1, 2, 3, 4, 5
+
+# ModelProto
+_MODEL_IR_VERSION, _MODEL_PRODUCER, _MODEL_GRAPH, _MODEL_OPSET = 1, 2, 7, 8
+# GraphProto
+_GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT, _GRAPH_SPARSE_INITIALIZER = 1, 5, 11, 12, 15
+# NodeProto / AttributeProto (walked only for tensors kept in external data files)
+_NODE_ATTRIBUTE = 5
+_ATTR_T, _ATTR_G, _ATTR_TENSORS, _ATTR_GRAPHS, _ATTR_SPARSE, _ATTR_SPARSES = 5, 6, 10, 11, 22, 23
+# TensorProto
+_TENSOR_NAME, _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION = 8, 13, 14
+_EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+# SparseTensorProto
+_SPARSE_VALUES, _SPARSE_INDICES = 1, 2
+# StringStringEntryProto
+_ENTRY_KEY, _ENTRY_VALUE = 1, 2
+# ValueInfoProto / TypeProto / TypeProto.Tensor / TensorShapeProto / TensorShapeProto.Dimension
+_VI_NAME, _VI_TYPE = 1, 2
+_TYPE_TENSOR, _TYPE_SPARSE_TENSOR = 1, 8
+_TT_ELEM_TYPE, _TT_SHAPE = 1, 2
+_SHAPE_DIM = 1
+_DIM_VALUE, _DIM_PARAM = 1, 2
+# OperatorSetIdProto
+_OPSET_DOMAIN, _OPSET_VERSION = 1, 2
+
+_MAX_DEPTH = 64  # nested subgraphs (If/Loop bodies) deeper than this are taken as corrupt data
+
+
+class ModelInfoError(ValueError):
+    """The file could not be read as an ONNX model; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A graph input or output: its name, element type and shape as declared in the model."""
+
+    name: str
+    elem_type: int  # ONNX TensorProto.DataType number; 0 for non-tensor types (sequences, maps, ...)
+    shape: tuple[int | str | None, ...] | None  # int, symbolic name, or None per dim; None if no shape
+
+    @property
+    def dtype(self) -> str:
+        """``"float32"``, ``"float16"``, ``"int64"``, ...; ``"type<n>"`` for types without a name here."""
+        return _DTYPES.get(self.elem_type, f"type{self.elem_type}")
+
+    def shape_text(self) -> str:
+        """``"N×3×224×224"``; ``"?"`` for an unknown shape or dim, ``"scalar"`` for rank 0."""
+        if self.shape is None:
+            return "?"
+        if not self.shape:
+            return "scalar"
+        return "×".join("?" if dim is None else str(dim) for dim in self.shape)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    path: Path
+    size: int  # bytes of the .onnx file itself
+    ir_version: int | None
+    producer: str | None
+    opsets: dict[str, int]  # domain -> version; "" for the default domain
+    inputs: tuple[TensorInfo, ...]  # real inputs only: inputs that are initializers are left out
+    outputs: tuple[TensorInfo, ...]
+    num_nodes: int  # nodes of the main graph (not of subgraphs)
+    external_data: tuple[Path, ...]  # distinct absolute paths of the external data files referenced
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether any input has a dim that is not a positive integer (symbolic, unknown) or no shape."""
+        return any(
+            t.shape is None or any(not isinstance(d, int) or d <= 0 for d in t.shape) for t in self.inputs
+        )
+
+    def inputs_text(self) -> str:
+        """``"input: 1×3×224×224"`` for each input, joined by ``", "``."""
+        return ", ".join(f"{t.name}: {t.shape_text()}" for t in self.inputs)
+
+
+class _Malformed(Exception):
+    """Raised inside the reader; becomes a ModelInfoError naming the file."""
+
+
+class _Source:
+    """Positioned reads of a file through a one-block cache; a short read means the file shrank."""
+
+    BLOCK = 8192
+
+    def __init__(self, f, size: int) -> None:
+        self._f = f
+        self.size = size
+        self._base = 0
+        self._buf = b""
+
+    def _read_at(self, pos: int, length: int) -> bytes:
+        self._f.seek(pos)
+        chunks = []
+        left = length
+        while left > 0:
+            chunk = self._f.read(left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def window(self, pos: int, n: int) -> tuple[bytes, int]:
+        """A buffer and an offset into it holding the bytes from ``pos`` on, at least ``n`` of them
+        (fewer only where the file ends)."""
+        want = min(n, self.size - pos)
+        if self._base <= pos and pos + want <= self._base + len(self._buf):
+            return self._buf, pos - self._base
+        data = self._read_at(pos, max(self.BLOCK, want))
+        if len(data) < want:
+            raise _Malformed("truncated while reading (the file changed size)")
+        self._base, self._buf = pos, data
+        return data, 0
+
+    def bytes(self, pos: int, n: int) -> bytes:
+        if n > self.BLOCK:
+            data = self._read_at(pos, n)
+            if len(data) < n:
+                raise _Malformed("truncated while reading (the file changed size)")
+            return data
+        buf, i = self.window(pos, n)
+        return buf[i : i + n]
+
+
+class _Parser:
+    def __init__(self, src: _Source, model_dir: str) -> None:
+        self.src = src
+        self.model_dir = model_dir
+        self.ir_version: int | None = None
+        self.producer: str | None = None
+        self.opsets: dict[str, int] = {}
+        self.inputs: list[TensorInfo] = []
+        self.outputs: list[TensorInfo] = []
+        self.initializers: set[str] = set()
+        self.num_nodes = 0
+        self.external: dict[str, None] = {}  # insertion-ordered set
+        self.has_graph = False
+
+    # --- wire format -------------------------------------------------------------------------------
+
+    def varint(self, pos: int, end: int) -> tuple[int, int]:
+        buf, i = self.src.window(pos, 10)
+        if pos < end and buf[i] < 0x80:  # most tags and lengths fit in one byte
+            return buf[i], pos + 1
+        result = shift = 0
+        for _ in range(10):
+            if pos >= end:
+                raise _Malformed(f"truncated varint at byte {pos}")
+            b = buf[i]
+            i += 1
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if b < 0x80:
+                return result & 0xFFFFFFFFFFFFFFFF, pos
+            shift += 7
+        raise _Malformed(f"invalid varint ending at byte {pos}")
+
+    def fields(self, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+        """Yield ``(field, wire_type, a, b)`` for each field of the message in ``[start, end)``: the
+        value and 0 for a varint, the start and end of the payload for the other wire types."""
+        pos = start
+        while pos < end:
+            tag_at = pos
+            key, pos = self.varint(pos, end)
+            field, wire = key >> 3, key & 7
+            if field == 0:
+                raise _Malformed(f"field number 0 at byte {tag_at}")
+            if wire == _VARINT:
+                value, pos = self.varint(pos, end)
+                yield field, wire, value, 0
+                continue
+            if wire == _LEN:
+                length, pos = self.varint(pos, end)
+                size = length
+            elif wire == _I64:
+                size = 8
+            elif wire == _I32:
+                size = 4
+            elif wire in (_SGROUP, _EGROUP):
+                raise _Malformed(f"unsupported group wire type {wire} at byte {tag_at}")
+            else:
+                raise _Malformed(f"invalid wire type {wire} at byte {tag_at}")
+            if size > end - pos:
+                if end == self.src.size:
+                    raise _Malformed(
+                        f"truncated or corrupt: field {field} at byte {tag_at} needs {size} bytes, {end - pos} left"
+                    )
+                raise _Malformed(f"field {field} at byte {tag_at} runs past the end of its message")
+            yield field, wire, pos, pos + size
+            pos += size
+
+    @staticmethod
+    def expect(wire: int, want: int, what: str) -> None:
+        if wire != want:
+            raise _Malformed(f"{what} has wire type {wire}, expected {want}")
+
+    def string(self, start: int, end: int) -> str:
+        return self.src.bytes(start, end - start).decode("utf-8", errors="replace")
+
+    @staticmethod
+    def int64(value: int) -> int:
+        return value - (1 << 64) if value >= 1 << 63 else value
+
+    # --- messages ----------------------------------------------------------------------------------
+
+    def model(self) -> None:
+        for field, wire, a, b in self.fields(0, self.src.size):
+            if field == _MODEL_IR_VERSION:
+                self.expect(wire, _VARINT, "ir_version")
+                self.ir_version = self.int64(a)
+            elif field == _MODEL_PRODUCER:
+                self.expect(wire, _LEN, "producer_name")
+                self.producer = self.string(a, b)
+            elif field == _MODEL_GRAPH:
+                self.expect(wire, _LEN, "graph")
+                self.has_graph = True  # a repeated message field merges, as protobuf does
+                self.graph(a, b, top=True, depth=0)
+            elif field == _MODEL_OPSET:
+                self.expect(wire, _LEN, "opset_import")
+                self.opset(a, b)
+
+    def opset(self, start: int, end: int) -> None:
+        domain, version = "", None
+        for field, wire, a, b in self.fields(start, end):
+            if field == _OPSET_DOMAIN:
+                self.expect(wire, _LEN, "opset domain")
+                domain = self.string(a, b)
+            elif field == _OPSET_VERSION:
+                self.expect(wire, _VARINT, "opset version")
+                version = self.int64(a)
+        if version is not None:
+            self.opsets["" if domain == "ai.onnx" else domain] = version
+
+    def graph(self, start: int, end: int, *, top: bool, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            raise _Malformed("subgraphs nested too deeply")
+        for field, wire, a, b in self.fields(start, end):
+            if field == _GRAPH_NODE:
+                self.expect(wire, _LEN, "node")
+                if top:
+                    self.num_nodes += 1
+                self.node(a, b, depth)
+            elif field == _GRAPH_INITIALIZER:
+                self.expect(wire, _LEN, "initializer")
+                name = self.tensor(a, b)
+                if top:
+                    self.initializers.add(name)
+            elif field == _GRAPH_SPARSE_INITIALIZER:
+                self.expect(wire, _LEN, "sparse_initializer")
+                name = self.sparse_tensor(a, b)
+                if top:
+                    self.initializers.add(name)
+            elif field == _GRAPH_INPUT and top:
+                self.expect(wire, _LEN, "input")
+                self.inputs.append(self.value_info(a, b))
+            elif field == _GRAPH_OUTPUT and top:
+                self.expect(wire, _LEN, "output")
+                self.outputs.append(self.value_info(a, b))
+
+    def node(self, start: int, end: int, depth: int) -> None:
+        """Only attributes are looked into, for tensors kept in external data files and for subgraphs."""
+        for field, wire, a, b in self.fields(start, end):
+            if field == _NODE_ATTRIBUTE and wire == _LEN:
+                self.attribute(a, b, depth)
+
+    def attribute(self, start: int, end: int, depth: int) -> None:
+        for field, wire, a, b in self.fields(start, end):
+            if wire != _LEN:
+                continue
+            if field in (_ATTR_T, _ATTR_TENSORS):
+                self.tensor(a, b)
+            elif field in (_ATTR_SPARSE, _ATTR_SPARSES):
+                self.sparse_tensor(a, b)
+            elif field in (_ATTR_G, _ATTR_GRAPHS):
+                self.graph(a, b, top=False, depth=depth + 1)
+
+    def tensor(self, start: int, end: int) -> str:
+        """The tensor's name; records its external data file. Its data is stepped over unread."""
+        name = ""
+        location: str | None = None
+        external = False
+        for field, wire, a, b in self.fields(start, end):
+            if field == _TENSOR_NAME:
+                self.expect(wire, _LEN, "tensor name")
+                name = self.string(a, b)
+            elif field == _TENSOR_DATA_LOCATION:
+                self.expect(wire, _VARINT, "tensor data_location")
+                external = a == _EXTERNAL
+            elif field == _TENSOR_EXTERNAL_DATA:
+                self.expect(wire, _LEN, "tensor external_data")
+                key, value = self.entry(a, b)
+                if key == "location":
+                    location = value
+        if external and location:
+            path = os.path.normpath(os.path.join(self.model_dir, location))
+            self.external.setdefault(path, None)
+        return name
+
+    def sparse_tensor(self, start: int, end: int) -> str:
+        name = ""
+        for field, wire, a, b in self.fields(start, end):
+            if field == _SPARSE_VALUES:
+                self.expect(wire, _LEN, "sparse tensor values")
+                name = self.tensor(a, b)
+            elif field == _SPARSE_INDICES:
+                self.expect(wire, _LEN, "sparse tensor indices")
+                self.tensor(a, b)
+        return name
+
+    def entry(self, start: int, end: int) -> tuple[str, str]:
+        key = value = ""
+        for field, wire, a, b in self.fields(start, end):
+            if field == _ENTRY_KEY:
+                self.expect(wire, _LEN, "external_data key")
+                key = self.string(a, b)
+            elif field == _ENTRY_VALUE:
+                self.expect(wire, _LEN, "external_data value")
+                value = self.string(a, b)
+        return key, value
+
+    def value_info(self, start: int, end: int) -> TensorInfo:
+        name = ""
+        elem_type = 0
+        shape: list[int | str | None] | None = None
+        for field, wire, a, b in self.fields(start, end):
+            if field == _VI_NAME:
+                self.expect(wire, _LEN, "value name")
+                name = self.string(a, b)
+            elif field == _VI_TYPE:
+                self.expect(wire, _LEN, "value type")
+                for tfield, twire, ta, tb in self.fields(a, b):
+                    if tfield in (_TYPE_TENSOR, _TYPE_SPARSE_TENSOR):
+                        self.expect(twire, _LEN, "tensor type")
+                        elem_type, shape = self.tensor_type(ta, tb, elem_type, shape)
+        return TensorInfo(name, elem_type, None if shape is None else tuple(shape))
+
+    def tensor_type(
+        self, start: int, end: int, elem_type: int, shape: list[int | str | None] | None
+    ) -> tuple[int, list[int | str | None] | None]:
+        for field, wire, a, b in self.fields(start, end):
+            if field == _TT_ELEM_TYPE:
+                self.expect(wire, _VARINT, "elem_type")
+                elem_type = self.int64(a)
+            elif field == _TT_SHAPE:
+                self.expect(wire, _LEN, "shape")
+                if shape is None:
+                    shape = []
+                for sfield, swire, sa, sb in self.fields(a, b):
+                    if sfield == _SHAPE_DIM:
+                        self.expect(swire, _LEN, "dim")
+                        shape.append(self.dim(sa, sb))
+        return elem_type, shape
+
+    def dim(self, start: int, end: int) -> int | str | None:
+        value: int | str | None = None
+        for field, wire, a, b in self.fields(start, end):
+            if field == _DIM_VALUE:
+                self.expect(wire, _VARINT, "dim_value")
+                value = self.int64(a)
+            elif field == _DIM_PARAM:
+                self.expect(wire, _LEN, "dim_param")
+                value = self.string(a, b) or None
+        return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def read_model_info(path: Path | str) -> ModelInfo:
+    """Read what a model picker shows about the ONNX file at ``path``, skipping its weights.
+
+    Raises ``ModelInfoError`` ("<path>: not an ONNX model (<reason>)") for a missing, unreadable, empty,
+    truncated or corrupt file, and for valid protobuf that is not a ``ModelProto``; never anything else.
+    """
+    path = Path(path)
+
+    def fail(reason: str) -> ModelInfoError:
+        return ModelInfoError(f"{path}: not an ONNX model ({_one_line(reason)})")
+
+    try:
+        try:
+            if path.exists() and not path.is_file() and not path.is_dir():
+                raise fail("not a regular file")  # a FIFO would block open(), a device never end
+            f = open(path, "rb", buffering=0)  # closed by the with below
+        except FileNotFoundError:
+            raise fail("no such file") from None
+        except IsADirectoryError:
+            raise fail("is a directory") from None
+        except PermissionError:
+            raise fail("permission denied") from None
+        except OSError as e:
+            raise fail(e.strerror or type(e).__name__) from None
+        with f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise fail("not a regular file")
+            size = st.st_size
+            if size == 0:
+                raise fail("empty file")
+            parser = _Parser(_Source(f, size), os.path.dirname(os.path.abspath(path)))
+            try:
+                parser.model()
+            except _Malformed as e:
+                raise fail(str(e)) from None
+        if not parser.has_graph:
+            raise fail("no graph")
+        if not parser.opsets and (parser.ir_version or 0) >= 3:
+            raise fail("no opset_import")  # onnx.checker requires one from IR version 3 on
+        return ModelInfo(
+            path=path,
+            size=size,
+            ir_version=parser.ir_version,
+            producer=parser.producer,
+            opsets=dict(parser.opsets),
+            inputs=tuple(t for t in parser.inputs if t.name not in parser.initializers),
+            outputs=tuple(parser.outputs),
+            num_nodes=parser.num_nodes,
+            external_data=tuple(Path(p) for p in parser.external),
+        )
+    except ModelInfoError:
+        raise
+    except RecursionError:
+        raise fail("nested too deeply") from None
+    except Exception as e:  # never anything but ModelInfoError, whatever the bytes
+        raise fail(f"{type(e).__name__}: {e}") from None

@@ -1,0 +1,456 @@
+"""The full-screen app: pick models, watch their builds phase by phase, cancel with a key.
+
+The app renders only what the core reports. Builds run on the scheduler's threads (or child
+processes); the scheduler's pump thread posts `BuildEvents` batches, the GPU sampler's thread worker
+posts `GpuSampled`, model metadata is read on a thread worker that posts `ModelInfoRead`. Widgets
+change only in message handlers and timers, on the UI thread.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.events import Key
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from ..core.build import BuildOptions, BuildSpec, default_output
+from ..core.events import Log, PhaseFinish, PhaseStart, Severity, State, StateChanged, Step
+from ..core.executors import Executor, make_executor
+from ..core.gpu import GpuHistory, GpuSampler
+from ..core.modelinfo import ModelInfoError, read_model_info
+from ..core.phases import PhaseTree
+from ..core.scheduler import BuildJob, Scheduler
+from ..headless import human_bytes, human_seconds
+from .messages import BuildEvents, GpuSampled
+from .themes import load_themes
+from .widgets.build_list import BuildList
+from .widgets.gpu_panel import GpuPanel
+from .widgets.log_pane import LogPane
+from .widgets.model_picker import ModelPicker
+from .widgets.phase_tree import PhaseTreeView
+
+LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
+# Keys the picker leaves to the app's bindings; any other printable key starts the filter.
+RESERVED_KEYS = set("acCrlqwfF?/ ")
+
+
+@dataclass
+class AppConfig:
+    paths: list[str] = field(default_factory=lambda: ["."])
+    jobs: int = 2
+    options: BuildOptions = field(default_factory=BuildOptions)
+    executor: str | None = None
+    cancel_grace: float = 3.0
+    theme: str | None = None
+    gpu_interval: float = 1.0
+
+
+@dataclass
+class ModelInfoRead(Message):
+    path: str
+    info: object | None
+    error: str | None
+
+
+@dataclass
+class FilterTyped(Message):
+    character: str
+
+
+@dataclass
+class BuildView:
+    """What the app knows of one build, kept for as long as the app runs (switching keeps state)."""
+
+    job: BuildJob
+    clock: Callable[[], float] = time.monotonic
+    tree: PhaseTree = field(default_factory=PhaseTree)
+    logs: deque = field(default_factory=lambda: deque(maxlen=5000))
+    state: State = State.QUEUED
+    last_event_at: float = 0.0
+    detail: str | None = None
+    error: str | None = None
+
+    def now(self) -> float:
+        """The build's clock: event times count from the build's own start (in whichever process it
+        runs), advanced by the time since its last event so clocks move while TensorRT is silent."""
+        if self.state.final or self.state is State.QUEUED:
+            return self.tree.last_t
+        return self.tree.last_t + (self.clock() - self.last_event_at)
+
+    def elapsed(self) -> float:
+        return max(0.0, self.now())
+
+
+class PickerTable(ModelPicker):
+    def on_key(self, event: Key) -> None:
+        char = event.character
+        if char and char.isprintable() and char not in RESERVED_KEYS and len(char) == 1:
+            event.stop()
+            self.post_message(FilterTyped(char))
+
+
+class TrtTuiApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "trt-tui"
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    BINDINGS = [
+        Binding("enter", "build", "Build", show=True),
+        Binding("a", "build_all", "Build all"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("C", "cancel_all", "Cancel all", key_display="C"),
+        Binding("r", "rebuild", "Rebuild"),
+        Binding("l", "cycle_log", "Log level"),
+        Binding("/", "filter", "Filter", show=False),
+        Binding("tab", "focus_next", "Next pane", show=False),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        config: AppConfig,
+        *,
+        executor: Executor | None = None,
+        gpu_sampler: GpuSampler | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
+        self.scheduler = Scheduler(
+            max_jobs=config.jobs,
+            executor=executor or make_executor(config.executor, cancel_grace=config.cancel_grace),
+        )
+        self.scheduler.subscribe(self._on_scheduler_events)
+        self.gpu_sampler = gpu_sampler or GpuSampler()
+        self.gpu_history = GpuHistory()
+        self.views: dict[int, BuildView] = {}
+        self.selected: int | None = None
+        self.log_level_index = 1
+        self._stop_gpu = threading.Event()
+        self._quitting = False
+        for theme in load_themes():
+            self.register_theme(theme)
+        self.theme = config.theme or "trt-dark"
+
+    # -- layout ---------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter models (type to filter)", id="filter")
+                yield PickerTable(id="models")
+                yield Static("Builds", classes="pane-title")
+                yield BuildList(id="builds")
+                yield GpuPanel(id="gpus")
+            with Vertical(id="right"):
+                yield PhaseTreeView(id="phases")
+                yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
+                yield LogPane(id="log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.picker = self.query_one(PickerTable)
+        self.builds = self.query_one(BuildList)
+        self.phase_view = self.query_one(PhaseTreeView)
+        self.log_pane = self.query_one(LogPane)
+        self.gpu_panel = self.query_one(GpuPanel)
+        self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
+        self.picker.focus()
+        self._discover(self.config.paths)
+        self.set_interval(0.25, self._tick)
+        self._sample_gpus()
+
+    def _discover(self, paths: list[str]) -> None:
+        from ..cli import find_models
+
+        models, errors = find_models(paths)
+        self.picker.roots = [Path(p) for p in paths if Path(p).is_dir()]
+        for err in errors:
+            self.notify(err, severity="error", timeout=8)
+        for model in models:
+            self.picker.set_model(str(model))
+        if models:
+            self.picker.move_cursor(row=0)
+        else:
+            self.notify(f"No ONNX files under {', '.join(paths)}", severity="warning")
+        self._read_infos([str(m) for m in models])
+
+    @work(thread=True, group="model-info", exit_on_error=False)
+    def _read_infos(self, paths: list[str]) -> None:
+        for path in paths:
+            try:
+                info, error = read_model_info(Path(path)), None
+            except ModelInfoError as exc:
+                info, error = None, str(exc)
+            self.post_message(ModelInfoRead(path, info, error))
+
+    @on(ModelInfoRead)
+    def _model_info_read(self, message: ModelInfoRead) -> None:
+        if message.path in self.picker.models:
+            self.picker.set_model(message.path, message.info, message.error)
+
+    # -- GPU panel --------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="gpu", name="gpu-sampler", exit_on_error=False)
+    def _sample_gpus(self) -> None:
+        while not self._stop_gpu.is_set():
+            self.post_message(GpuSampled(self.gpu_sampler.sample()))
+            self._stop_gpu.wait(self.config.gpu_interval)
+
+    @on(GpuSampled)
+    def _gpu_sampled(self, message: GpuSampled) -> None:
+        self.gpu_history.add(message.snapshot)
+        self.gpu_panel.show(message.snapshot, self.gpu_history)
+
+    # -- builds -------------------------------------------------------------------------------------
+
+    def _on_scheduler_events(self, job: BuildJob, events: list) -> None:
+        """Called on the scheduler's pump thread: only hand over."""
+        self.post_message(BuildEvents(job.id, events))
+
+    def submit(self, model: str) -> BuildJob | None:
+        if self._quitting:
+            return None
+        path = Path(model)
+        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options))
+        self.views[job.id] = BuildView(job, self.clock)
+        backend = self.config.options.backend
+        self.builds.add_build(job.id, self.picker.display_name(model), backend)
+        self.select_build(job.id)
+        self.builds.move_cursor(row=self.builds.row_count - 1)
+        return job
+
+    @on(BuildEvents)
+    def _build_events(self, message: BuildEvents) -> None:
+        view = self.views.get(message.job)
+        if view is None:
+            return
+        view.last_event_at = self.clock()
+        new_phases, touched, new_logs = [], set(), []
+        for event in message.events:
+            kind = type(event)
+            view.tree.apply(event)
+            if kind is Step or kind is PhaseFinish:
+                touched.add(event.phase)
+            elif kind is PhaseStart:
+                new_phases.append(event.phase)
+            elif kind is Log:
+                view.logs.append(event)
+                new_logs.append(event)
+            elif kind is StateChanged:
+                self._state_changed(view, event)
+        if self.selected == message.job:
+            now = view.now()
+            self.phase_view.add_phases(new_phases, now)
+            self.phase_view.refresh_phases(touched, now)
+            self.log_pane.append(new_logs)
+        self._update_row(view)
+
+    def _state_changed(self, view: BuildView, event: StateChanged) -> None:
+        view.state = event.state
+        view.detail, view.error = event.detail, event.error
+        model = str(view.job.spec.model)
+        self.builds.set_state(view.job.id, event.state)
+        if event.state.final:
+            self.picker.set_last_state(model, event.state)
+            if event.engine_bytes is not None:
+                self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
+            if event.state is State.FAILED:
+                self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10)
+            elif event.state is State.CANCELLED:
+                self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning")
+        if self.selected == view.job.id:
+            self.phase_view.set_title(self._title(view))
+
+    def _update_row(self, view: BuildView) -> None:
+        fraction = 1.0 if view.state is State.SUCCEEDED else view.tree.overall_fraction()
+        self.builds.set_progress(view.job.id, fraction, human_seconds(view.elapsed()))
+
+    def _tick(self) -> None:
+        """Clocks move even when TensorRT is silent for seconds inside one step."""
+        for view in self.views.values():
+            if not view.state.final:
+                self._update_row(view)
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is not None and not view.state.final:
+            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now())
+            self.phase_view.set_title(self._title(view))
+
+    def _title(self, view: BuildView) -> Text:
+        job = view.job
+        text = Text(f"#{job.id} {job.spec.model} ", style="bold")
+        style = {State.FAILED: "bold red", State.CANCELLED: "yellow", State.SUCCEEDED: "bold green"}.get(view.state, "cyan")
+        text.append(view.state.value, style=style)
+        text.append(f" · {human_seconds(view.elapsed())}", style="dim")
+        if view.detail:
+            text.append(f" · {view.detail}", style=style)
+        if view.error:
+            text.append(f" · {view.error}", style="red")
+        return text
+
+    def select_build(self, job: int) -> None:
+        view = self.views.get(job)
+        if view is None or self.selected == job:
+            return
+        self.selected = job
+        self.phase_view.show(job, self._title(view), view.tree, view.now())
+        self.log_pane.show(view.logs)
+
+    @on(DataTable.RowHighlighted, "#builds")
+    def _build_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self.select_build(int(event.row_key.value))
+
+    @on(DataTable.RowSelected, "#models")
+    def _model_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.submit(event.row_key.value)
+
+    # -- filter -------------------------------------------------------------------------------------
+
+    @on(FilterTyped)
+    def _filter_typed(self, message: FilterTyped) -> None:
+        box = self.query_one("#filter", Input)
+        box.focus()
+        box.insert_text_at_cursor(message.character)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.picker.set_filter(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.picker.focus()
+
+    def on_key(self, event: Key) -> None:
+        if event.key in ("escape", "down") and self.focused is self.query_one("#filter", Input):
+            event.stop()
+            self.picker.focus()
+
+    # -- actions (each is a key and a palette command) ---------------------------------------------
+
+    def action_build(self) -> None:
+        path = self.picker.highlighted_path()
+        if path is not None:
+            self.submit(path)
+
+    def action_build_all(self) -> None:
+        for path in self.picker.visible_paths():
+            self.submit(path)
+
+    def action_cancel(self) -> None:
+        if self.selected is None:
+            self.notify("No build selected", severity="warning")
+            return
+        view = self.views[self.selected]
+        if view.state.final:
+            self.notify(f"Build #{view.job.id} already {view.state.value}")
+            return
+        again = view.job.token.cancelled
+        self.scheduler.cancel(view.job.id)
+        if again:
+            self.notify(f"Forcing cancel of #{view.job.id}")
+        else:
+            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)")
+
+    def action_cancel_all(self) -> None:
+        n = self.scheduler.cancel_all()
+        self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
+
+    def action_rebuild(self) -> None:
+        model = None
+        if self.selected is not None:
+            model = str(self.views[self.selected].job.spec.model)
+        elif (path := self.picker.highlighted_path()) is not None:
+            model = path
+        if model is not None:
+            self.submit(model)
+
+    def action_cycle_log(self) -> None:
+        self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
+        level = LOG_LEVELS[self.log_level_index]
+        self.log_pane.min_severity = level
+        self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
+        view = self.views.get(self.selected) if self.selected is not None else None
+        self.log_pane.show(view.logs if view else [])
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    async def action_quit(self) -> None:
+        """Cancel what runs, wait for every build to stop (forcing where the executor can), exit 0."""
+        if self._quitting:
+            return
+        self._quitting = True
+        running = self.scheduler.active()
+        if running:
+            self.notify(f"Stopping {len(running)} build(s)…", timeout=30)
+        self._stop_builds()
+
+    @work(thread=True, group="shutdown", exit_on_error=False)
+    def _stop_builds(self) -> None:
+        self.scheduler.cancel_all()
+        self.scheduler.cancel_all()  # a second cancel forces where it can (child processes)
+        self.scheduler.shutdown(cancel=True, timeout=60)
+        self._stop_gpu.set()
+        self.gpu_sampler.close()
+        self.call_from_thread(self.exit, 0)
+
+    def on_unmount(self) -> None:
+        self._stop_gpu.set()
+        self.scheduler.shutdown(cancel=True, timeout=60)
+        self.gpu_sampler.close()
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            if binding.action in ("focus_next", "filter"):
+                continue
+            yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}",
+                                getattr(self, f"action_{binding.action}"))
+
+
+def make_app(args=None, **kwargs) -> TrtTuiApp:
+    """The one factory for the CLI and the tests."""
+    if args is None:
+        return TrtTuiApp(AppConfig(), **kwargs)
+    from ..cli import options_from_args
+
+    paths = list(args.paths)
+    if args.demo:
+        from ..core.samples import write_samples
+
+        directory = Path(tempfile.mkdtemp(prefix="trt-tui-demo-"))
+        print(f"trt-tui: writing sample models to {directory}")
+        write_samples(directory)
+        paths = [str(directory)]
+    config = AppConfig(
+        paths=paths,
+        jobs=args.jobs,
+        options=options_from_args(args),
+        executor=args.executor,
+        cancel_grace=args.cancel_grace,
+        theme=args.theme,
+    )
+    return TrtTuiApp(config, **kwargs)

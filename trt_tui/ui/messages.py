@@ -1,0 +1,41 @@
+"""Every message that crosses from a thread into the app, in one place.
+
+Build threads never touch widgets: the scheduler's pump thread posts `BuildEvents` (already coalesced
+by the job's buffer), the GPU sampler's worker posts `GpuSampled`, the watcher posts `ModelsChanged`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from ..core.events import Event
+from ..core.gpu import GpuSnapshot
+
+
+@dataclass
+class BuildEvents(Message):
+    """A batch of one build's events, in order."""
+
+    job: int
+    events: list[Event]
+
+
+@dataclass
+class GpuSampled(Message):
+    """A fresh NVML reading. Only the newest matters, so a queued older one is replaced."""
+
+    snapshot: GpuSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, GpuSampled)
+
+
+@dataclass
+class ModelsChanged(Message):
+    """The watcher saw ONNX files appear, change (complete and stable) or disappear."""
+
+    added: list[str]
+    changed: list[str]
+    removed: list[str]

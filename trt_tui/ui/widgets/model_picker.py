@@ -1,0 +1,97 @@
+"""Every ONNX file under the paths given, with size, inputs and last build state; typing filters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from ...core.modelinfo import ModelInfo
+from .build_list import STATE_STYLES
+
+COLUMNS = ("Model", "Size", "Inputs", "Last build")
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+class ModelPicker(DataTable):
+    """Rows keyed by the model's path. `filter_text` hides rows whose path does not contain it."""
+
+    DEFAULT_CSS = """
+    ModelPicker { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("enter", "select_cursor", "Build")]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.models: dict[str, dict] = {}  # path -> {"info":…, "error":…, "state":…}
+        self.filter_text = ""
+        self.roots: list[Path] = []  # shown paths are relative to the directory they were found under
+
+    def display_name(self, path: str) -> str:
+        p = Path(path)
+        for root in self.roots:
+            if p.is_relative_to(root):
+                return str(p.relative_to(root))
+        return str(p)
+
+    def on_mount(self) -> None:
+        for name in COLUMNS:
+            self.add_column(name, key=name)
+
+    def set_model(self, path: str, info: ModelInfo | None = None, error: str | None = None) -> None:
+        entry = self.models.setdefault(path, {"info": None, "error": None, "state": None})
+        entry["info"], entry["error"] = info, error
+        self._render_rows()
+
+    def remove_model(self, path: str) -> None:
+        if self.models.pop(path, None) is not None:
+            self._render_rows()
+
+    def set_last_state(self, path: str, state) -> None:
+        entry = self.models.get(path)
+        if entry is None:
+            return
+        entry["state"] = state
+        if path in self._visible():
+            self.update_cell(path, "Last build", Text(state.value, style=STATE_STYLES[state]))
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self._render_rows()
+
+    def _visible(self) -> list[str]:
+        needle = self.filter_text.lower()
+        return [p for p in sorted(self.models) if needle in p.lower()]
+
+    def _render_rows(self) -> None:
+        keep = self.highlighted_path()
+        self.clear()
+        for path in self._visible():
+            entry = self.models[path]
+            info, error = entry["info"], entry["error"]
+            size = human_size(info.size) if info else (human_size(Path(path).stat().st_size) if Path(path).exists() else "-")
+            inputs = Text(error, style="red") if error else Text(info.inputs_text() if info else "…")
+            state = entry["state"]
+            last = Text(state.value, style=STATE_STYLES[state]) if state else Text("-", style="dim")
+            self.add_row(self.display_name(path), size, inputs, last, key=path)
+        if keep is not None and keep in self._visible():
+            self.move_cursor(row=self._visible().index(keep))
+
+    def highlighted_path(self) -> str | None:
+        if self.row_count == 0:
+            return None
+        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return row_key.value
+
+    def visible_paths(self) -> list[str]:
+        return self._visible()
