@@ -60,7 +60,8 @@ def make(models: Path, **config) -> TrtTuiApp:
 
 
 async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
-    """Type in the picker: the filter box takes the keys; Enter returns to the list."""
+    """`/` opens the filter (any text, even letters that are commands); Enter returns to the list."""
+    await pilot.press("slash")
     for char in text:
         await pilot.press(char)
     await pilot.press("enter")
@@ -73,7 +74,10 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
     async with app.run_test(size=SIZE) as pilot:
         assert app.focused is app.picker
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")  # sorted, first highlighted
-        await filter_to(pilot, app, "mnist")
+        for char in "mnist":  # typing in the picker filters it, no `/` needed for letters that are not keys
+            await pilot.press(char)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.focused is app.picker, 2)
         assert app.picker.visible_paths() == [str(models / "mnist.onnx")]
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
@@ -102,6 +106,8 @@ async def test_c_cancels_the_long_build_within_a_second(models):
         assert took < 1.0, f"cancel took {took:.2f}s"
         assert "Determining refit engines" in (view.detail or "")
         assert "cancelled" in str(app.phase_view.root.label)
+        stopped = [line for line in app.phase_view.labels() if "stopped here" in line]
+        assert any("Determining refit engines" in line for line in stopped), app.phase_view.labels()
         assert leftovers(models) == []
         await pilot.press("q")
     assert app.return_code == 0
@@ -192,6 +198,12 @@ def replay_executor(run: str = "resnet50.onnx:full", **kwargs) -> ReplayExecutor
     return ReplayExecutor(events, engine_bytes, **kwargs)
 
 
+def index_after_start(phase: str, run: str = "resnet50.onnx:full") -> int:
+    """The trace position just after `phase` starts: where a held replay shows it running."""
+    events, _ = load_trace(TRACES, run)
+    return next(i for i, e in enumerate(events) if e[2] == "start" and e[3] == phase) + 1
+
+
 async def test_build_all_rebuild_cancel_all_and_help_keys(models):
     """`a` builds every model, `r` rebuilds the selected one, `C` cancels all, `?` shows help."""
     app = make(models, executor_obj=replay_executor(hold_at=40), jobs=2)
@@ -235,28 +247,28 @@ async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
 
 def test_snapshot_mid_build(snap_compare, models):
     """The main screen during a (replayed) ResNet-50 build, held mid-way: a fixed picture."""
-    app = make(models, executor_obj=replay_executor(hold_at=150, recorded_times=True))
+    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True))
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
 
     async def run_before(pilot):
         await filter_to(pilot, app, "resnet")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 8, 10)
+        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_snapshot_after_cancel(snap_compare, models):
-    app = make(models, executor_obj=replay_executor(hold_at=150, recorded_times=True))
+    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True))
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
 
     async def run_before(pilot):
         await filter_to(pilot, app, "resnet")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 8, 10)
+        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
         await pilot.press("c")
         await wait_for(pilot, lambda: app.views[1].state.final, 10)
         app.clear_notifications()

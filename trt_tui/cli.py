@@ -11,15 +11,18 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 
 from . import __version__
 from .core.backend import CHOICES, BackendError, load_backend
 from .core.build import BuildOptions, BuildSpec, default_output
 from .core.events import State
+from .core.executors import DEFAULT_CANCEL_GRACE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 SUBCOMMANDS = ("build", "samples", "watch", "history")
+
 
 
 class UsageError(Exception):
@@ -130,8 +133,11 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=2, help="builds at once (default 2)")
     p.add_argument("--executor", choices=("thread", "process"), default=None,
                    help="run each build on a thread or in a child process (hard cancel, crash isolation)")
-    p.add_argument("--cancel-grace", type=float, default=3.0, metavar="SECONDS",
+    p.add_argument("--cancel-grace", type=float, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
                    help="with --executor process: force a cancel that TensorRT has not honoured by then")
+    p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
+    p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
 
 
 # -- inputs and outputs --------------------------------------------------------------------------
@@ -172,7 +178,8 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
     as_dir = out.is_dir() or output.endswith(os.sep) or len(models) > 1
     if not as_dir:
         if out.parent != Path("") and not out.parent.is_dir():
-            raise UsageError(f"{out}: output directory {out.parent} does not exist")
+            problem = "is not a directory" if out.parent.exists() else "does not exist"
+            raise UsageError(f"{out}: output directory {out.parent} {problem}")
         return [out]
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: -o names a file, but several models need a directory")
@@ -196,12 +203,17 @@ def make_executor(args):
     return make(args.executor, cancel_grace=args.cancel_grace)
 
 
-def cmd_build(args) -> int:
-    from .core.scheduler import Scheduler
-    from .headless import make_renderer
+def make_session(args):
+    from .core.session import make_session as make
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    return make(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace)
+
+
+def cmd_build(args) -> int:
+    from .headless import make_renderer
+
     options = options_from_args(args)
     models = [Path(m) for m in args.models]
     unreadable = {m: err for m in models if (err := check_model_readable(m))}
@@ -210,7 +222,8 @@ def cmd_build(args) -> int:
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
     for err in unreadable.values():
         print(f"trt-tui: {err}", file=sys.stderr)
-    scheduler = Scheduler(max_jobs=args.jobs, executor=make_executor(args))
+    session = make_session(args)
+    scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     interrupts = 0
     jobs = []
@@ -230,11 +243,11 @@ def cmd_build(args) -> int:
     try:
         for model, output in zip(models, outputs):
             if model in buildable:
-                jobs.append(scheduler.submit(BuildSpec(model, output, options)))
+                jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force)))
         while not scheduler.wait(timeout=0.2):
             pass
     finally:
-        scheduler.shutdown()
+        session.close()
         renderer.close()
         signal.signal(signal.SIGINT, previous)
     states = [job.state for job in jobs]
@@ -263,6 +276,67 @@ def cmd_samples(args) -> int:
         raise UsageError(f"{args.directory}: cannot write samples: {exc.strerror or exc}") from None
     for path in paths:
         print(path)
+    return EXIT_OK
+
+
+def cmd_watch(args) -> int:
+    """Build every model now (current engines are skipped), then rebuild each one as it changes."""
+    from .core.watch import ModelWatcher, RebuildController
+    from .headless import make_renderer
+
+    options = options_from_args(args)
+    models, errors = find_models(args.paths)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return EXIT_USAGE
+    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+    session = make_session(args)
+    scheduler = session.scheduler
+    scheduler.subscribe(renderer.handle)
+    controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force))
+    watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
+    stop = {"requested": False, "cancelled": False}
+
+    def on_sigint(signum, frame):
+        if stop["requested"]:
+            os._exit(EXIT_CANCELLED)
+        stop["requested"] = True
+        stop["cancelled"] = bool(scheduler.active())
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        from .core.watch import ModelChange
+
+        controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
+        watcher.start()
+        renderer.message(f"trt-tui: watching {', '.join(str(d) for d in watcher.dirs)} (Ctrl-C to stop)")
+        while not stop["requested"]:
+            time.sleep(0.1)
+            for err in watcher.errors:
+                renderer.message(f"trt-tui: {err}")
+            watcher.errors.clear()
+    finally:
+        watcher.stop()
+        session.close()
+        renderer.close()
+        signal.signal(signal.SIGINT, previous)
+    return EXIT_CANCELLED if stop["cancelled"] else EXIT_OK
+
+
+def cmd_history(args) -> int:
+    from .core.history import History, format_history
+    from .core.session import history_path
+
+    history = History(history_path(args.history))
+    try:
+        records = history.builds(args.model, limit=args.limit)
+    finally:
+        history.close()
+    if not records:
+        print("no builds recorded" + (f" for {args.model}" if args.model else ""))
+        return EXIT_OK
+    print("\n".join(format_history(records)))
     return EXIT_OK
 
 
@@ -297,6 +371,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
     b.add_argument("--json", action="store_true", help="one JSON object per event per line")
     add_build_options(b)
+    w = cmds.add_parser("watch", help="build models, then rebuild each when its ONNX file changes")
+    w.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
+    w.add_argument("--json", action="store_true", help="one JSON object per event per line")
+    add_build_options(w)
+    h = cmds.add_parser("history", help="list past builds")
+    h.add_argument("model", nargs="?", help="only this model (path or file name)")
+    h.add_argument("-n", "--limit", type=int, default=50, help="at most this many (default 50)")
+    h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
     s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")
     s.add_argument("directory")
     s.add_argument("names", nargs="*", help="which samples (default: all)")
@@ -312,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         args = (sub_parser if is_sub else app_parser).parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
-    handler = {"build": cmd_build, "samples": cmd_samples}.get(getattr(args, "command", None), cmd_app)
+    handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history}.get(getattr(args, "command", None), cmd_app)
     try:
         return handler(args)
     except UsageError as exc:

@@ -169,6 +169,9 @@ class TtyRenderer(_Renderer):
     def _width(self) -> int:
         return max(20, shutil.get_terminal_size((80, 24)).columns)
 
+    def _height(self) -> int:
+        return max(2, shutil.get_terminal_size((80, 24)).lines)
+
     def _block(self, width: int) -> list[str]:
         now_lines = []
         for job in list(self.jobs.values()):
@@ -193,7 +196,9 @@ class TtyRenderer(_Renderer):
 
     def _redraw(self, above: list[str]) -> None:
         width = self._width()
-        block = self._block(width)
+        # A block taller than the screen cannot be redrawn in place: the cursor stops at the top row, and
+        # every redraw would leave a copy of the lines above it in the scrollback. Show what fits.
+        block = self._block(width)[: self._height() - 1]
         with self.lock:
             parts = []
             if self.drawn:

@@ -52,6 +52,7 @@ class BuildSpec:
     model: Path  # as the user gave it
     output: Path
     options: BuildOptions = field(default_factory=BuildOptions)
+    force: bool = False  # build even when the engine cache says the engine is current
 
     def temp_path(self, job: int) -> Path:
         """Chosen before the build starts so whoever runs the build (or kills it) can remove it."""
@@ -76,7 +77,8 @@ def default_output(model: Path) -> Path:
 def check_output_writable(output: Path) -> None:
     parent = output.parent if str(output.parent) else Path(".")
     if not parent.is_dir():
-        raise BuildError(f"{output}: output directory {parent} does not exist")
+        problem = "is not a directory" if parent.exists() else "does not exist"
+        raise BuildError(f"{output}: output directory {parent} {problem}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise BuildError(f"{output}: output directory {parent} is not writable")
     if output.is_dir():
@@ -183,9 +185,19 @@ def write_atomically(data, output: Path, temp: Path) -> int:
             os.fsync(f.fileno())
         os.replace(temp, output)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        remove_temp(temp)
         raise
     return view.nbytes
+
+
+def remove_temp(temp: Path) -> None:
+    """Remove a temporary engine if there is one. Never raises: where the target directory is not a
+    directory (or is unreadable) there is nothing to remove, and `unlink` fails with ENOTDIR or EACCES,
+    which `missing_ok` does not cover; raising here would replace the build's real error."""
+    try:
+        temp.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def run_build(
@@ -217,7 +229,7 @@ def run_build(
     except Exception as exc:  # a bug of ours or an unexpected TensorRT error: still one line, no traceback
         outcome = Outcome(State.FAILED, error=f"{spec.model}: {type(exc).__name__}: {exc}")
     finally:
-        temp.unlink(missing_ok=True)
+        remove_temp(temp)
     change(outcome.state, error=outcome.error, detail=outcome.detail, engine_bytes=outcome.engine_bytes)
     return outcome
 

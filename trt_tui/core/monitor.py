@@ -28,7 +28,6 @@ class CancelToken:
     def __init__(self) -> None:
         self._event = threading.Event()
         self.requested_at: float | None = None
-        self.kind = "cooperative"
 
     def cancel(self) -> None:
         if not self._event.is_set():
@@ -178,6 +177,8 @@ class LogRouter:
             if len(targets) > 1:
                 msg = f"(from a TensorRT thread shared by {len(targets)} builds) {msg}"
         for state, min_severity in targets:
+            if level == Severity.ERROR and state.cancelled_in is not None and "BuildCanceled" in msg:
+                level = Severity.INFO  # the user asked for it: not an error worth their attention
             if level <= Severity.ERROR:
                 state.last_error = " ".join(str(msg).split())
             if level <= min_severity:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .events import Event, PhaseFinish, PhaseStart, Step
+from .events import Event, PhaseFinish, PhaseStart, State, StateChanged, Step
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Phase:
     steps_done: int = 0
     finished: float | None = None
     children: list[int] = field(default_factory=list)
+    stopped: bool = False  # still running when its build was cancelled or failed (closed by the tree)
 
     @property
     def active(self) -> bool:
@@ -73,6 +74,12 @@ class PhaseTree:
                 phase.finished = event.t
         else:
             phase = None
+            if isinstance(event, StateChanged) and event.state in (State.CANCELLED, State.FAILED):
+                # A killed or crashed build never finishes its phases: close them where it stopped.
+                for open_phase in self.phases.values():
+                    if open_phase.finished is None:
+                        open_phase.finished = max(event.t, open_phase.started)
+                        open_phase.stopped = True
         self.last_t = max(self.last_t, event.t)  # the build's clock, from every kind of event
         return phase
 
@@ -120,10 +127,11 @@ class PhaseTree:
         return self._refined(self.phases[self.roots[-1]])
 
     def _refined(self, phase: Phase) -> float:
-        if phase.finished is not None:
+        if phase.finished is not None and not phase.finished_early:
             return 1.0
         if phase.num_steps <= 0:
             return 0.0
-        running = [self.phases[c] for c in phase.children if self.phases[c].active]
-        inner = self._refined(running[-1]) if running else 0.0
+        # A phase that TensorRT finished early (a cancel, an error) keeps the progress it had made.
+        running = [self.phases[c] for c in phase.children if self.phases[c].active or self.phases[c].finished_early]
+        inner = self._refined(running[-1]) if running and running[-1].active else 0.0
         return min(1.0, (phase.steps_done + inner) / phase.num_steps)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .buffer import EventBuffer
 from .build import BuildSpec, Outcome
+from .cache import EngineCache
 from .events import Event, State, StateChanged
 from .executors import Executor, ThreadExecutor
 from .monitor import CancelToken
@@ -58,14 +59,14 @@ class Scheduler:
         max_jobs: int = 2,
         executor: Executor | None = None,
         pump_interval: float = 0.05,
-        before_build: Callable[[BuildJob], Outcome | None] | None = None,
+        cache: EngineCache | None = None,
     ) -> None:
-        """`before_build` may answer a job without building it (the engine cache returns SKIPPED)."""
+        """With a `cache`, a job whose engine is current ends SKIPPED without building."""
         if max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
         self.max_jobs = max_jobs
         self.executor = executor or ThreadExecutor()
-        self.before_build = before_build
+        self.cache = cache
         self.jobs: dict[int, BuildJob] = {}
         self._ids = itertools.count(1)
         self._queue: deque[BuildJob] = deque()
@@ -171,9 +172,12 @@ class Scheduler:
 
     def _run_job(self, job: BuildJob) -> None:
         try:
-            outcome = self.before_build(job) if self.before_build is not None else None
+            outcome = self.cache.check(job.spec) if self.cache is not None else None
             if outcome is None:
+                key = self._cache_key(job)
                 outcome = self.executor.run(job)
+                if key is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
+                    self.cache.record(job.spec, key, outcome.engine_bytes)
             else:
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
                                       engine_bytes=outcome.engine_bytes))
@@ -190,6 +194,15 @@ class Scheduler:
                 for queued in list(self._queue):
                     self.cancel(queued.id)
         self._wake.set()
+
+    def _cache_key(self, job: BuildJob):
+        """Hashed before the build reads the model, so an edit during the build makes the engine stale."""
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.key(job.spec)
+        except Exception:  # an unreadable model fails in the build itself, with a proper message
+            return None
 
     _stop = False
 

@@ -28,13 +28,16 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, State, StateChanged, Step
-from ..core.executors import Executor, make_executor
+from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
 from ..core.gpu import GpuHistory, GpuSampler
+from ..core.history import eta, slow_phases
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.phases import PhaseTree
-from ..core.scheduler import BuildJob, Scheduler
+from ..core.scheduler import BuildJob
+from ..core.session import make_session
+from ..core.watch import ModelWatcher
 from ..headless import human_bytes, human_seconds
-from .messages import BuildEvents, GpuSampled
+from .messages import BuildEvents, GpuSampled, ModelsChanged
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.gpu_panel import GpuPanel
@@ -53,9 +56,13 @@ class AppConfig:
     jobs: int = 2
     options: BuildOptions = field(default_factory=BuildOptions)
     executor: str | None = None
-    cancel_grace: float = 3.0
+    cancel_grace: float = DEFAULT_CANCEL_GRACE
     theme: str | None = None
     gpu_interval: float = 1.0
+    watch: bool = False
+    history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
+    trace: str | None = None
+    cache: bool = True
 
 
 @dataclass
@@ -63,11 +70,6 @@ class ModelInfoRead(Message):
     path: str
     info: object | None
     error: str | None
-
-
-@dataclass
-class FilterTyped(Message):
-    character: str
 
 
 @dataclass
@@ -82,6 +84,9 @@ class BuildView:
     last_event_at: float = 0.0
     detail: str | None = None
     error: str | None = None
+    expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
+    name: str = ""  # the model as the picker shows it
+    stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
 
     def now(self) -> float:
         """The build's clock: event times count from the build's own start (in whichever process it
@@ -96,10 +101,14 @@ class BuildView:
 
 class PickerTable(ModelPicker):
     def on_key(self, event: Key) -> None:
+        """A printable key that is not a command starts the filter (`/` starts it for any text). The
+        focus moves here, synchronously, so the keys typed next land in the filter box in order."""
         char = event.character
-        if char and char.isprintable() and char not in RESERVED_KEYS and len(char) == 1:
+        if char and len(char) == 1 and char.isprintable() and char not in RESERVED_KEYS:
             event.stop()
-            self.post_message(FilterTyped(char))
+            box = self.app.query_one("#filter", Input)
+            box.focus()
+            box.insert_text_at_cursor(char)
 
 
 class TrtTuiApp(App[int]):
@@ -113,6 +122,8 @@ class TrtTuiApp(App[int]):
         Binding("c", "cancel", "Cancel"),
         Binding("C", "cancel_all", "Cancel all", key_display="C"),
         Binding("r", "rebuild", "Rebuild"),
+        Binding("f", "force_rebuild", "Force rebuild", show=False),
+        Binding("w", "toggle_watch", "Watch"),
         Binding("l", "cycle_log", "Log level"),
         Binding("/", "filter", "Filter", show=False),
         Binding("tab", "focus_next", "Next pane", show=False),
@@ -130,11 +141,12 @@ class TrtTuiApp(App[int]):
         super().__init__()
         self.config = config
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
-        self.scheduler = Scheduler(
-            max_jobs=config.jobs,
-            executor=executor or make_executor(config.executor, cancel_grace=config.cancel_grace),
-        )
+        self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
+                                    trace=config.trace, cache=config.cache, executor_obj=executor)
+        self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
+        self.watcher: ModelWatcher | None = None
+        self.latest_job: dict[str, int] = {}  # model path -> its newest build
         self.gpu_sampler = gpu_sampler or GpuSampler()
         self.gpu_history = GpuHistory()
         self.views: dict[int, BuildView] = {}
@@ -174,6 +186,8 @@ class TrtTuiApp(App[int]):
         self._discover(self.config.paths)
         self.set_interval(0.25, self._tick)
         self._sample_gpus()
+        if self.config.watch:
+            self.action_toggle_watch()
 
     def _discover(self, paths: list[str]) -> None:
         from ..cli import find_models
@@ -223,14 +237,21 @@ class TrtTuiApp(App[int]):
         """Called on the scheduler's pump thread: only hand over."""
         self.post_message(BuildEvents(job.id, events))
 
-    def submit(self, model: str) -> BuildJob | None:
+    def submit(self, model: str, force: bool = False) -> BuildJob | None:
         if self._quitting:
             return None
         path = Path(model)
-        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options))
-        self.views[job.id] = BuildView(job, self.clock)
+        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
+        view = self.views[job.id] = BuildView(job, self.clock, name=self.picker.display_name(model))
+        self.latest_job[model] = job.id
+        history = self.session.history
+        if history is not None:
+            try:
+                view.expected = history.expected_phases(path.resolve())
+            except Exception:
+                view.expected = None
         backend = self.config.options.backend
-        self.builds.add_build(job.id, self.picker.display_name(model), backend)
+        self.builds.add_build(job.id, view.name, backend)
         self.select_build(job.id)
         self.builds.move_cursor(row=self.builds.row_count - 1)
         return job
@@ -245,8 +266,13 @@ class TrtTuiApp(App[int]):
         for event in message.events:
             kind = type(event)
             view.tree.apply(event)
-            if kind is Step or kind is PhaseFinish:
+            if kind is Step:
                 touched.add(event.phase)
+            elif kind is PhaseFinish:
+                touched.add(event.phase)
+                phase = view.tree.phases.get(event.phase)
+                if view.job.token.cancelled and phase is not None and phase.finished_early:
+                    view.stopped.add(event.phase)
             elif kind is PhaseStart:
                 new_phases.append(event.phase)
             elif kind is Log:
@@ -254,6 +280,8 @@ class TrtTuiApp(App[int]):
                 new_logs.append(event)
             elif kind is StateChanged:
                 self._state_changed(view, event)
+                if event.state.final:
+                    touched.update(view.tree.phases)  # the tree closes what a killed build left open
         if self.selected == message.job:
             now = view.now()
             self.phase_view.add_phases(new_phases, now)
@@ -288,15 +316,20 @@ class TrtTuiApp(App[int]):
                 self._update_row(view)
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is not None and not view.state.final:
-            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now())
+            hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
+            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints)
             self.phase_view.set_title(self._title(view))
 
     def _title(self, view: BuildView) -> Text:
         job = view.job
-        text = Text(f"#{job.id} {job.spec.model} ", style="bold")
+        text = Text(f"#{job.id} {view.name or job.spec.model} ", style="bold")
         style = {State.FAILED: "bold red", State.CANCELLED: "yellow", State.SUCCEEDED: "bold green"}.get(view.state, "cyan")
         text.append(view.state.value, style=style)
         text.append(f" · {human_seconds(view.elapsed())}", style="dim")
+        if view.expected and not view.state.final and view.state is not State.QUEUED:
+            remaining = eta(view.expected, view.tree, view.now())
+            if remaining is not None:
+                text.append(f" · ETA {human_seconds(remaining)}", style="bold")
         if view.detail:
             text.append(f" · {view.detail}", style=style)
         if view.error:
@@ -308,7 +341,7 @@ class TrtTuiApp(App[int]):
         if view is None or self.selected == job:
             return
         self.selected = job
-        self.phase_view.show(job, self._title(view), view.tree, view.now())
+        self.phase_view.show(job, self._title(view), view.tree, view.now(), view.stopped)
         self.log_pane.show(view.logs)
 
     @on(DataTable.RowHighlighted, "#builds")
@@ -322,12 +355,6 @@ class TrtTuiApp(App[int]):
             self.submit(event.row_key.value)
 
     # -- filter -------------------------------------------------------------------------------------
-
-    @on(FilterTyped)
-    def _filter_typed(self, message: FilterTyped) -> None:
-        box = self.query_one("#filter", Input)
-        box.focus()
-        box.insert_text_at_cursor(message.character)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -381,6 +408,51 @@ class TrtTuiApp(App[int]):
         if model is not None:
             self.submit(model)
 
+    def action_force_rebuild(self) -> None:
+        """Rebuild even when the engine cache says the engine is current."""
+        model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
+        if model is not None:
+            self.submit(model, force=True)
+
+    def action_toggle_watch(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+            self.sub_title = ""
+            self.notify("Stopped watching")
+            return
+        roots = [Path(p) for p in self.config.paths if Path(p).exists()]
+        if not roots:
+            self.notify("Nothing to watch", severity="warning")
+            return
+        self.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
+        self.watcher.start()
+        self.sub_title = "watching"
+        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild")
+
+    @on(ModelsChanged)
+    def _models_changed(self, message: ModelsChanged) -> None:
+        """New models appear and build, removed ones go, changed ones restart their build."""
+        for change in message.changes:
+            path = self._model_key(change.path)
+            previous = self.latest_job.get(path)
+            if previous is not None and not self.views[previous].state.final:
+                self.scheduler.cancel(previous)
+                self.scheduler.cancel(previous)  # forced where the executor can
+            if change.kind == "removed":
+                self.picker.remove_model(path)
+                continue
+            self.picker.set_model(path)
+            self._read_infos([path])
+            self.submit(path)
+
+    def _model_key(self, path: Path) -> str:
+        """The picker's key for a watched path (the watcher reports resolved paths)."""
+        for known in self.picker.models:
+            if Path(known).resolve() == path:
+                return known
+        return str(path)
+
     def action_cycle_log(self) -> None:
         self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
         level = LOG_LEVELS[self.log_level_index]
@@ -412,20 +484,24 @@ class TrtTuiApp(App[int]):
     def _stop_builds(self) -> None:
         self.scheduler.cancel_all()
         self.scheduler.cancel_all()  # a second cancel forces where it can (child processes)
-        self.scheduler.shutdown(cancel=True, timeout=60)
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.session.close()
         self._stop_gpu.set()
         self.gpu_sampler.close()
         self.call_from_thread(self.exit, 0)
 
     def on_unmount(self) -> None:
         self._stop_gpu.set()
-        self.scheduler.shutdown(cancel=True, timeout=60)
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.session.close()
         self.gpu_sampler.close()
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         for binding in self.BINDINGS:
-            if binding.action in ("focus_next", "filter"):
+            if binding.action in ("focus_next", "filter", "build"):
                 continue
             yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}",
                                 getattr(self, f"action_{binding.action}"))
@@ -452,5 +528,8 @@ def make_app(args=None, **kwargs) -> TrtTuiApp:
         executor=args.executor,
         cancel_grace=args.cancel_grace,
         theme=args.theme,
+        watch=args.watch,
+        history=args.history,
+        trace=args.trace,
     )
     return TrtTuiApp(config, **kwargs)

@@ -12,6 +12,7 @@ from textual.message import Message
 
 from ..core.events import Event
 from ..core.gpu import GpuSnapshot
+from ..core.watch import ModelChange
 
 
 @dataclass
@@ -36,6 +37,4 @@ class GpuSampled(Message):
 class ModelsChanged(Message):
     """The watcher saw ONNX files appear, change (complete and stable) or disappear."""
 
-    added: list[str]
-    changed: list[str]
-    removed: list[str]
+    changes: list[ModelChange]

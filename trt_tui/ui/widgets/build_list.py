@@ -43,16 +43,16 @@ class BuildList(DataTable):
     def add_build(self, job: int, model: str, backend: str) -> None:
         self.add_row(str(job), model, backend, Text("queued", style="dim"), "-", progress_text(0.0), "-", key=str(job))
 
-    def set_state(self, job: int, state: State, detail: str | None = None) -> None:
-        label = state.value if not detail else f"{state.value}"
-        self.update_cell(str(job), "State", Text(label, style=STATE_STYLES[state]))
+    def set_state(self, job: int, state: State) -> None:
+        label = state.value
+        self.update_cell(str(job), "State", Text(label, style=STATE_STYLES[state]), update_width=True)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self.update_cell(str(job), "Progress", progress_text(fraction))
         self.update_cell(str(job), "Elapsed", elapsed)
 
     def set_cell(self, job: int, column: str, value) -> None:
-        self.update_cell(str(job), column, value)
+        self.update_cell(str(job), column, value, update_width=True)
 
     def selected_job(self) -> int | None:
         if self.row_count == 0:

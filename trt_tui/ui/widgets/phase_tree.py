@@ -11,11 +11,15 @@ from ...core.phases import Phase, PhaseTree
 BAR = 16
 
 
-def phase_label(phase: Phase, now: float, slow_hint: str | None = None) -> Text:
-    """`█████░░░ 12/30  1.4s  Optimizing graph`: bar, steps, time; finished phases show their duration."""
-    filled = int(phase.fraction * BAR)
+def phase_label(phase: Phase, now: float, slow_hint: str | None = None, stopped: bool = False) -> Text:
+    """`█████░░░ 12/30  1.4s  Optimizing graph`: bar, steps, time; finished phases show their duration;
+    `stopped` marks the phases a cancel or failure ended, with the progress they had made."""
+    stopped = stopped or phase.stopped
+    filled = int((phase.steps_done / phase.num_steps if stopped and phase.num_steps else phase.fraction) * BAR)
     if phase.finished is None:
         bar_style, mark = "cyan", "▸"
+    elif stopped:
+        bar_style, mark = "red", "✗"
     elif phase.finished_early:
         bar_style, mark = "yellow", "✓"
     else:
@@ -27,7 +31,9 @@ def phase_label(phase: Phase, now: float, slow_hint: str | None = None) -> Text:
     text.append(f" {phase.steps_done:>4}/{phase.num_steps:<4}", style="bold" if phase.active else "")
     text.append(f" {max(0.0, phase.elapsed(now)):7.2f}s ", style="" if phase.active else "dim")
     text.append(phase.name, style="bold" if phase.active else "")
-    if phase.finished_early:
+    if stopped:
+        text.append(" (stopped here)", style="bold red")
+    elif phase.finished_early:
         text.append(" (finished early)", style="dim yellow")
     if slow_hint:
         text.append(f"  {slow_hint}", style="bold red")
@@ -47,11 +53,14 @@ class PhaseTreeView(Tree[int]):
         self._phase_nodes: dict[int, TreeNode[int]] = {}
         self._phases: PhaseTree | None = None
         self.job: int | None = None
+        self.stopped: set[int] = set()
 
-    def show(self, job: int | None, title: Text | str, tree: PhaseTree | None, now: float) -> None:
+    def show(self, job: int | None, title: Text | str, tree: PhaseTree | None, now: float,
+             stopped: set[int] | None = None) -> None:
         self.clear()
         self._phase_nodes.clear()
         self.job, self._phases = job, tree
+        self.stopped = stopped if stopped is not None else set()
         self.root.set_label(title)
         self.root.expand()
         if tree is not None:
@@ -69,7 +78,7 @@ class PhaseTreeView(Tree[int]):
                 continue
             phase = tree.phases[pid]
             parent = self._phase_nodes.get(phase.parent) if phase.parent is not None else None
-            node = (parent or self.root).add(phase_label(phase, now), data=pid, expand=True)
+            node = (parent or self.root).add(phase_label(phase, now, stopped=pid in self.stopped), data=pid, expand=True)
             self._phase_nodes[pid] = node
 
     def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None) -> None:
@@ -79,7 +88,7 @@ class PhaseTreeView(Tree[int]):
         for pid in phase_ids:
             node = self._phase_nodes.get(pid)
             if node is not None:
-                node.set_label(phase_label(tree.phases[pid], now, (hints or {}).get(pid)))
+                node.set_label(phase_label(tree.phases[pid], now, (hints or {}).get(pid), pid in self.stopped))
 
     def active_ids(self) -> list[int]:
         tree = self._phases

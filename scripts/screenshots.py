@@ -1,0 +1,75 @@
+"""Regenerate screenshots/ from real TensorRT-RTX builds: run after any UI change.
+
+    python scripts/screenshots.py
+
+Writes screenshots/building.svg (the DenseNet-shaped sample mid-build, with ResNet-50 done beside
+it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/light.svg in the light
+theme. The builds are real, so times differ from run to run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from trt_tui.core.events import State  # noqa: E402
+from trt_tui.core.samples import write_samples  # noqa: E402
+from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
+
+SIZE = (170, 48)
+
+
+async def until(pilot, condition, timeout: float) -> None:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise TimeoutError("the app did not reach the expected state")
+        await pilot.pause(0.05)
+
+
+async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
+    app = TrtTuiApp(AppConfig(paths=[str(models)], executor="process", theme=theme))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"resnet")
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot.press("escape")
+        app.query_one("#filter").value = ""
+        app.picker.focus()
+        app.picker.move_cursor(row=0)
+        await pilot.press("enter")  # densenet
+        await until(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 60)
+        await pilot.pause(2.0)
+        if cancel:
+            await pilot.press("c")
+            await until(pilot, lambda: app.views[2].state is State.CANCELLED, 10)
+            await pilot.pause(0.3)
+        app.save_screenshot(str(out))
+        await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None, 20)
+    print(out)
+
+
+async def main() -> None:
+    shots = ROOT / "screenshots"
+    shots.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="trt-tui-shots-") as tmp:
+        models = Path(tmp)
+        write_samples(models)
+        await shoot(models, shots / "building.svg", "trt-dark", cancel=False)
+        for engine in models.glob("*.engine"):
+            engine.unlink()
+        await shoot(models, shots / "cancelled.svg", "trt-dark", cancel=True)
+        for engine in models.glob("*.engine"):
+            engine.unlink()
+        await shoot(models, shots / "light.svg", "trt-light", cancel=False)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,137 @@
+"""Fixtures shared by every test file: the sample models, models that must fail, and an engine check.
+
+Everything here is real: the samples are the ones `trt-tui samples` writes, and engines are checked by
+TensorRT-RTX itself, not by looking at file sizes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import tensorrt_rtx as trt
+from onnx import numpy_helper
+
+from trt_tui.core import samples
+from trt_tui.core.monitor import shared_logger
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Diagnostics bits that mean "these bytes are not an engine of this TensorRT". Without a GPU every real
+# engine is still INVALID (no device to run it on), so validity alone cannot tell engines from garbage.
+NOT_AN_ENGINE = int(trt.EngineInvalidityDiagnostics.MALFORMED_ENGINE) | int(
+    trt.EngineInvalidityDiagnostics.VERSION_MISMATCH
+)
+
+
+@pytest.fixture(scope="session")
+def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mnist.onnx, resnet50.onnx and densenet.onnx, written once per session (densenet is ~90 MB)."""
+    directory = tmp_path_factory.mktemp("samples")
+    paths = samples.write_samples(directory)
+    assert sorted(p.name for p in paths) == ["densenet.onnx", "mnist.onnx", "resnet50.onnx"]
+    return directory
+
+
+@pytest.fixture(scope="session")
+def bad_model_dir(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> Path:
+    """Inputs a user may point trt-tui at by mistake, each one a file that exists."""
+    directory = tmp_path_factory.mktemp("bad_models")
+    mnist = (sample_dir / "mnist.onnx").read_bytes()
+    (directory / "truncated.onnx").write_bytes(mnist[: len(mnist) // 3])
+    (directory / "random_bytes.onnx").write_bytes(np.random.default_rng(7).bytes(4096))
+    tensor = numpy_helper.from_array(np.ones((3, 4), dtype=np.float32), "weights")
+    (directory / "tensor_proto.onnx").write_bytes(tensor.SerializeToString())
+    onnx.save(samples.make_unsupported_op_model(), directory / "unsupported_op.onnx")
+    onnx.save(samples.make_dynamic_model(), directory / "dynamic.onnx")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def not_onnx_models(bad_model_dir: Path) -> dict[str, Path]:
+    """Files named .onnx that are not ONNX models: cut short, noise, and a protobuf of the wrong type."""
+    return {
+        "truncated": bad_model_dir / "truncated.onnx",
+        "random bytes": bad_model_dir / "random_bytes.onnx",
+        "tensor proto": bad_model_dir / "tensor_proto.onnx",
+    }
+
+
+@pytest.fixture(scope="session")
+def unsupported_op_model(bad_model_dir: Path) -> Path:
+    """Valid ONNX whose node 'weird_node' uses the operator FooBarOp, which no TensorRT parser knows."""
+    return bad_model_dir / "unsupported_op.onnx"
+
+
+@pytest.fixture(scope="session")
+def dynamic_model(bad_model_dir: Path) -> Path:
+    """A conv net whose input 'input' has a dynamic batch dimension: it needs shapes to build."""
+    return bad_model_dir / "dynamic.onnx"
+
+
+@dataclass(frozen=True)
+class EngineChecker:
+    """Asks TensorRT-RTX whether a file starts with a header of one of its own engines."""
+
+    runtime: object
+
+    @property
+    def header_size(self) -> int:
+        return self.runtime.engine_header_size
+
+    def diagnostics(self, header: bytes) -> int:
+        _validity, diagnostics = self.runtime.get_engine_validity(header[: self.header_size])
+        return int(diagnostics)
+
+    def is_engine(self, header: bytes) -> bool:
+        return len(header) >= self.header_size and not self.diagnostics(header) & NOT_AN_ENGINE
+
+    def assert_real_engine(self, path: Path) -> None:
+        assert path.is_file(), f"{path}: no engine written"
+        with open(path, "rb") as f:
+            header = f.read(self.header_size)
+        assert self.is_engine(header), (
+            f"{path}: TensorRT-RTX does not recognise it as an engine (diagnostics {self.diagnostics(header)})"
+        )
+
+
+@pytest.fixture(scope="session")
+def engine_checker() -> EngineChecker:
+    """The check refuses garbage before anyone relies on it to accept engines."""
+    # TensorRT keeps the first logger of the process for good: use trt-tui's, as the builds do.
+    checker = EngineChecker(trt.Runtime(shared_logger(trt)[1]))
+    assert checker.diagnostics(bytes(checker.header_size)) & int(trt.EngineInvalidityDiagnostics.MALFORMED_ENGINE)
+    return checker
+
+
+@pytest.fixture(scope="session")
+def cli_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for `python -m trt_tui` in a child: this checkout importable, no forced terminal size,
+    and its own user directories, so build history and caches of the user's real runs stay out of it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    home = tmp_path_factory.mktemp("home")
+    env.update(HOME=str(home), **{f"XDG_{d}_HOME": str(home / d.lower()) for d in ("DATA", "CACHE", "CONFIG", "STATE")})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture(scope="session")
+def trt_tui_command() -> list[str]:
+    return [sys.executable, "-m", "trt_tui"]
+
+
+def temp_files(directory: Path) -> list[Path]:
+    """Engine temporaries (`.NAME.PID.JOB.tmp`) left in `directory`."""
+    return sorted(directory.glob(".*.tmp"))
+
+
+@pytest.fixture(scope="session")
+def leftover_temp_files():
+    """`leftover_temp_files(dir)` lists the half-written engines a build left behind (there must be none)."""
+    return temp_files

@@ -1,0 +1,465 @@
+"""`trt-tui` on the command line, run the way a user or a CI script runs it: `python -m trt_tui ...` in a
+child process, with real TensorRT-RTX builds, real signals and a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import filecmp
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import termios
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+TIMEOUT = 120  # seconds; only there so a hang fails instead of stalling the suite
+# The states a JSON consumer may see, as events.State documents them.
+DOCUMENTED_STATES = {"queued", "parsing", "building", "writing", "succeeded", "failed", "cancelled", "skipped"}
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+@pytest.fixture(scope="module")
+def cli(cli_env, trt_tui_command):
+    """`cli(*args)` runs trt-tui to completion and returns the finished process (text output)."""
+
+    def run(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*trt_tui_command, *map(str, args)], capture_output=True, text=True,
+            env=cli_env, cwd=cwd, timeout=TIMEOUT, check=False,
+        )
+
+    return run
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+def test_samples_writes_the_three_models(cli, tmp_path: Path, sample_dir: Path) -> None:
+    """`trt-tui samples DIR` gives a new user models to try, the same bytes on every machine."""
+    result = cli("samples", tmp_path / "models")
+    assert result.returncode == EXIT_OK, result.stderr
+    written = [Path(line) for line in result.stdout.split()]
+    assert sorted(p.name for p in written) == ["densenet.onnx", "mnist.onnx", "resnet50.onnx"]
+    for path in written:
+        assert filecmp.cmp(path, sample_dir / path.name, shallow=False), f"{path.name} differs"
+
+
+def test_build_one_model_writes_a_real_engine(cli, sample_dir, tmp_path, engine_checker) -> None:
+    """`trt-tui build model.onnx -o x.engine` is the basic promise: exit 0 and an engine at x.engine."""
+    engine = tmp_path / "x.engine"
+    result = cli("build", sample_dir / "mnist.onnx", "-o", engine)
+    assert result.returncode == EXIT_OK, result.stderr
+    assert_no_traceback(result)
+    engine_checker.assert_real_engine(engine)
+
+
+def test_build_several_models_into_a_directory(cli, sample_dir, tmp_path, engine_checker) -> None:
+    """With several models, -o is a directory and each model gets its own engine in it."""
+    for name in ("a", "b"):
+        shutil.copy(sample_dir / "mnist.onnx", tmp_path / f"{name}.onnx")
+    result = cli("build", tmp_path / "a.onnx", tmp_path / "b.onnx", "-o", tmp_path / "engines")
+    assert result.returncode == EXIT_OK, result.stderr
+    assert sorted(p.name for p in (tmp_path / "engines").glob("*.engine")) == ["a.engine", "b.engine"]
+    for name in ("a", "b"):
+        engine_checker.assert_real_engine(tmp_path / "engines" / f"{name}.engine")
+
+
+# -- what the output says ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def json_run(cli, sample_dir, unsupported_op_model, tmp_path_factory):
+    """One --json run with a good and a bad model; returns (result, records by model)."""
+    out = tmp_path_factory.mktemp("json_engines")
+    result = cli("build", sample_dir / "mnist.onnx", unsupported_op_model, "-o", out, "--json")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    by_model: dict[str, list[dict]] = {}
+    for record in records:
+        by_model.setdefault(record.get("model"), []).append(record)
+    return result, by_model
+
+
+def test_json_output_is_one_object_per_line(json_run, sample_dir, unsupported_op_model) -> None:
+    """Scripts parse --json line by line: every line is an object naming its event and its model."""
+    result, by_model = json_run
+    assert result.returncode == EXIT_FAILED
+    assert set(by_model) == {str(sample_dir / "mnist.onnx"), str(unsupported_op_model)}
+    for records in by_model.values():
+        for record in records:
+            assert {"event", "model", "job", "t"} <= record.keys(), record
+    assert_no_traceback(result)
+
+
+def test_json_states_are_the_documented_ones(json_run, sample_dir, unsupported_op_model) -> None:
+    """A script switching on "state" must only ever see the documented values, with an error on failure."""
+    _, by_model = json_run
+    states = {model: [r for r in records if r["event"] == "state"] for model, records in by_model.items()}
+    for records in states.values():
+        assert {r["state"] for r in records} <= DOCUMENTED_STATES
+    good = states[str(sample_dir / "mnist.onnx")]
+    assert [r["state"] for r in good] == ["queued", "parsing", "building", "writing", "succeeded"]
+    assert good[-1]["engine_bytes"] > 0
+    bad = states[str(unsupported_op_model)]
+    assert bad[-1]["state"] == "failed"
+    assert "weird_node" in bad[-1]["error"] and "FooBarOp" in bad[-1]["error"]
+
+
+def test_json_phases_start_and_finish_in_pairs(json_run, sample_dir) -> None:
+    """A consumer drawing the phase tree from --json needs names, nesting and an end for every start."""
+    _, by_model = json_run
+    records = by_model[str(sample_dir / "mnist.onnx")]
+    starts = {r["phase"]: r for r in records if r["event"] == "phase_start"}
+    finishes = {r["phase"] for r in records if r["event"] == "phase_finish"}
+    assert starts and set(starts) == finishes
+    assert "Building engine" in {r["name"] for r in starts.values()}
+    for record in starts.values():
+        assert record["parent"] is None or record["parent"] in starts
+    for step in (r for r in records if r["event"] == "step"):
+        assert step["name"] == starts[step["phase"]]["name"] and step["num_steps"] >= 1
+
+
+START_LINE = re.compile(r"^\[(?P<model>[^\]]+)\] (?P<indent> *)▶ (?P<name>.+) \((?P<steps>\d+) steps\)$")
+FINISH_LINE = re.compile(r"^\[(?P<model>[^\]]+)\] (?P<indent> *)✓ (?P<name>.+) \d+(\.\d+)?s(, finished at step \d+/\d+)?$")
+
+
+def test_plain_output_has_a_line_per_phase_start_and_finish(cli, json_run, sample_dir, tmp_path) -> None:
+    """In a CI log (no terminal) every phase shows once when it starts and once when it ends, nested."""
+    model = sample_dir / "mnist.onnx"
+    result = cli("build", model, "-o", tmp_path / "x.engine")
+    assert result.returncode == EXIT_OK, result.stderr
+    lines = result.stdout.splitlines()
+    assert "\x1b" not in result.stdout, "terminal escapes in a log file"
+    starts = [m for m in map(START_LINE.match, lines) if m]
+    finishes = [m for m in map(FINISH_LINE.match, lines) if m]
+    assert Counter(m["name"] for m in starts) == Counter(m["name"] for m in finishes)
+    _, by_model = json_run
+    json_starts = [r["name"] for r in by_model[str(model)] if r["event"] == "phase_start"]
+    assert Counter(m["name"] for m in starts) == Counter(json_starts)
+    assert starts[0]["name"] == "Building engine" and starts[0]["indent"] == ""
+    assert any(len(m["indent"]) >= 4 for m in starts), "nested phases are not indented"
+    assert f"[{model}] succeeded" in result.stdout
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+def bad_input(case: str, sample_dir: Path, bad_model_dir: Path, tmp_path: Path):
+    """(arguments, exit code, words the error must contain, whether the error is one `trt-tui:` line)."""
+    mnist = sample_dir / "mnist.onnx"
+    out = tmp_path / "x.engine"
+
+    def parse_failure(name: str, *words: str):
+        return ["build", bad_model_dir / name, "-o", out], EXIT_FAILED, [str(bad_model_dir / name), *words], True
+
+    if case == "output inside a file":
+        (tmp_path / "file.txt").write_text("a file, not a directory")
+    cases = {
+        "missing file": (["build", tmp_path / "nope.onnx", "-o", out], EXIT_USAGE,
+                         [str(tmp_path / "nope.onnx"), "no such file"], True),
+        "truncated": parse_failure("truncated.onnx", "cannot parse ONNX"),
+        "random bytes": parse_failure("random_bytes.onnx", "cannot parse ONNX"),
+        "tensor proto": parse_failure("tensor_proto.onnx", "cannot parse ONNX"),
+        "unsupported op": parse_failure("unsupported_op.onnx", "'weird_node'", "FooBarOp"),
+        "dynamic without shapes": parse_failure("dynamic.onnx", "'input'", "--shapes"),
+        "output inside a file": (["build", mnist, "-o", tmp_path / "file.txt" / "x.engine"], EXIT_USAGE,
+                                 ["file.txt", "not a directory"], True),
+        "output not writable": (["build", mnist, "-o", "/sys/trt-tui-test.engine"], EXIT_FAILED,
+                                ["/sys/trt-tui-test.engine"], True),
+        "--shapes with --min-shapes": (["build", mnist, "-o", out, "--shapes", "input:1x1x28x28",
+                                        "--min-shapes", "input:1x1x28x28"], EXIT_USAGE, ["--shapes", "--min"], True),
+        "--min-shapes alone": (["build", mnist, "-o", out, "--min-shapes", "input:1x1x28x28"], EXIT_USAGE,
+                               ["--max-shapes"], True),
+        "malformed --shapes": (["build", mnist, "-o", out, "--shapes", "input:1xZx28"], EXIT_USAGE,
+                               ["--shapes"], True),
+        "unknown option": (["build", mnist, "-o", out, "--frobnicate"], EXIT_USAGE, ["--frobnicate"], False),
+        "--timing-cache with TensorRT-RTX": (["build", mnist, "-o", out, "--backend", "tensorrt-rtx",
+                                              "--timing-cache", tmp_path / "t.cache"], EXIT_USAGE,
+                                             ["--timing-cache"], True),
+        "bad --compute-capability": (["build", mnist, "-o", out, "--compute-capability", "7.7"], EXIT_USAGE,
+                                     ["--compute-capability", "7.7"], True),
+        "--opt-level 9": (["build", mnist, "-o", out, "--opt-level", "9"], EXIT_USAGE, ["--opt-level"], True),
+        "bad --workspace": (["build", mnist, "-o", out, "--workspace", "lots"], EXIT_USAGE, ["--workspace"], True),
+        "--jobs 0": (["build", mnist, "-o", out, "--jobs", "0"], EXIT_USAGE, ["--jobs"], True),
+    }
+    return cases[case]
+
+
+BAD_INPUTS = [
+    "missing file", "truncated", "random bytes", "tensor proto", "unsupported op", "dynamic without shapes",
+    "output inside a file", "output not writable", "--shapes with --min-shapes", "--min-shapes alone",
+    "malformed --shapes", "unknown option", "--timing-cache with TensorRT-RTX", "bad --compute-capability",
+    "--opt-level 9", "bad --workspace", "--jobs 0",
+]
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_gives_one_clear_error(cli, sample_dir, bad_model_dir, tmp_path, case: str) -> None:
+    """Each mistake a user can make ends in the right exit code and a message naming what is wrong,
+    never a Python traceback and never an engine."""
+    args, code, words, one_line = bad_input(case, sample_dir, bad_model_dir, tmp_path)
+    result = cli(*args)
+    assert_no_traceback(result)
+    assert result.returncode == code, result.stderr
+    errors = error_lines(result)
+    if one_line:
+        assert len(errors) == 1 and errors[0].startswith("trt-tui: "), result.stderr
+    else:  # argparse: its usage line, then the error
+        assert errors[-1].startswith("trt-tui") and "error:" in errors[-1], result.stderr
+    for word in words:
+        assert word in errors[-1], f"{word!r} missing from: {errors[-1]}"
+    assert not (tmp_path / "x.engine").exists()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_one_bad_model_does_not_stop_the_good_ones(cli, sample_dir, not_onnx_models, tmp_path, engine_checker):
+    """In a batch, a broken model fails alone: the others are still built, and the exit code says 1."""
+    for name in ("a", "b"):
+        shutil.copy(sample_dir / "mnist.onnx", tmp_path / f"{name}.onnx")
+    bad = not_onnx_models["random bytes"]
+    result = cli("build", tmp_path / "a.onnx", bad, tmp_path / "b.onnx", "-o", tmp_path / "engines")
+    assert_no_traceback(result)
+    assert result.returncode == EXIT_FAILED
+    assert sorted(p.name for p in (tmp_path / "engines").glob("*.engine")) == ["a.engine", "b.engine"]
+    for name in ("a", "b"):
+        engine_checker.assert_real_engine(tmp_path / "engines" / f"{name}.engine")
+    (error,) = error_lines(result)
+    assert str(bad) in error
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+
+
+class RunningCli:
+    """trt-tui running in the background, its output lines collected (with arrival times) as they come."""
+
+    def __init__(self, args: list, env: dict[str, str], tmp_path: Path) -> None:
+        self.stderr_file = open(tmp_path / "stderr.txt", "w+")  # closed in finish()
+        self.proc = subprocess.Popen(
+            list(map(str, args)), stdout=subprocess.PIPE, stderr=self.stderr_file, text=True, env=env,
+        )
+        self.lines: list[tuple[float, str]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    @property
+    def stdout(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+    def wait_for(self, condition, what: str, timeout: float = TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
+                pytest.fail(f"trt-tui ended or timed out before {what}:\n{self.stdout}")
+            time.sleep(0.02)
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self.lines[-1][0] if self.lines else 0.0
+
+    def finish(self) -> tuple[int, str]:
+        try:
+            code = self.proc.wait(TIMEOUT)
+        finally:
+            self.proc.kill()
+        self._reader.join(TIMEOUT)
+        self.stderr_file.seek(0)
+        stderr = self.stderr_file.read()
+        self.stderr_file.close()
+        return code, stderr
+
+
+@pytest.fixture
+def densenet_build(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """`trt-tui build densenet.onnx` started in the background, stopped once it shows "building"."""
+    engine = tmp_path / "out" / "densenet.engine"
+    engine.parent.mkdir()
+    running = RunningCli([*trt_tui_command, "build", sample_dir / "densenet.onnx", "-o", engine], cli_env, tmp_path)
+    running.wait_for(lambda: any(line.endswith("] building") for _, line in running.lines), "the build started")
+    yield running, engine
+    running.proc.kill()
+
+
+def test_ctrl_c_cancels_and_says_where(densenet_build, leftover_temp_files) -> None:
+    """Ctrl-C stops the build (exit 130), says which phase it was cancelled in, and writes nothing."""
+    running, engine = densenet_build
+    running.proc.send_signal(signal.SIGINT)
+    code, stderr = running.finish()
+    assert code == EXIT_CANCELLED, stderr
+    assert "Traceback" not in running.stdout + stderr
+    cancelled = [line for _, line in running.lines if "] cancelled: " in line]
+    assert len(cancelled) == 1, running.stdout
+    where = cancelled[0].split("cancelled in ", 1)[1].split(" › ")
+    started = {m["name"] for m in (START_LINE.match(line) for _, line in running.lines) if m}
+    assert where and set(where) <= started, f"cancelled in {where}, but the phases shown were {started}"
+    assert not engine.exists()
+    assert leftover_temp_files(engine.parent) == []
+
+
+def test_second_ctrl_c_exits_at_once(densenet_build, leftover_temp_files) -> None:
+    """Inside TensorRT's long step a cancel waits for the step to end; a second Ctrl-C must not wait."""
+    running, engine = densenet_build
+    # No output for a while after "building": TensorRT is inside its long step, seconds from any callback.
+    running.wait_for(lambda: running.quiet_for() > 1.5, "the build sat in a long step")
+    running.proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    second = time.monotonic()
+    running.proc.send_signal(signal.SIGINT)
+    code, stderr = running.finish()
+    exited_after = time.monotonic() - second
+    assert code == EXIT_CANCELLED, stderr
+    assert exited_after < 5.0, f"took {exited_after:.1f}s to exit after the second Ctrl-C"
+    assert "Traceback" not in running.stdout + stderr
+    assert not engine.exists()
+    assert leftover_temp_files(engine.parent) == []
+
+
+# -- on a terminal -------------------------------------------------------------------------------
+
+
+CURSOR_UP = re.compile(r"\x1b\[(\d*)F")
+ANY_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Screen:
+    """Just enough of a terminal to replay trt-tui's output: auto-wrap, CR, LF, cursor to previous line
+    (stopping at the top of the screen, as terminals do) and erase below. Rows scrolled off the top
+    stay in the scrollback, where nothing can erase them any more."""
+
+    def __init__(self, columns: int, rows: int) -> None:
+        self.columns, self.rows = columns, rows
+        self.lines: list[list[str]] = [[]]
+        self.wrapped: set[int] = set()  # rows that continue on the next row
+        self.row = self.col = 0
+        self.clamped = False  # a cursor-up tried to go above the screen
+
+    def feed(self, text: str) -> None:
+        pos = 0
+        for match in ANY_ESCAPE.finditer(text):
+            self._print(text[pos:match.start()])
+            self._escape(match.group())
+            pos = match.end()
+        self._print(text[pos:])
+
+    def _print(self, text: str) -> None:
+        for ch in text:
+            if ch == "\r":
+                self.col = 0
+            elif ch == "\n":
+                self._down()
+            else:
+                if self.col >= self.columns:  # pending wrap: a printable character moves to the next row
+                    self.wrapped.add(self.row)
+                    self._down()
+                    self.col = 0
+                line = self.lines[self.row]
+                line.extend(" " * (self.col + 1 - len(line)))
+                line[self.col] = ch
+                self.col += 1
+
+    def _down(self) -> None:
+        self.row += 1
+        if self.row == len(self.lines):
+            self.lines.append([])
+
+    def _escape(self, code: str) -> None:
+        if code.endswith("F"):
+            n = int(code[2:-1] or 1)
+            top = max(0, len(self.lines) - self.rows)
+            if self.row - n < top:
+                self.clamped = True
+            self.row, self.col = max(top, self.row - n), 0
+        elif code == "\x1b[J":
+            del self.lines[self.row][self.col:]
+            del self.lines[self.row + 1:]
+            self.wrapped = {r for r in self.wrapped if r < self.row}
+
+    def text_lines(self) -> list[str]:
+        """The lines as the user reads them, with rows the terminal wrapped joined again."""
+        joined, current = [], ""
+        for i, line in enumerate(self.lines):
+            current += "".join(line)
+            if i not in self.wrapped:
+                joined.append(current.rstrip())
+                current = ""
+        return [line for line in joined if line] if not current else [*joined, current]
+
+
+def run_on_a_terminal(args: list, env: dict[str, str], columns: int, rows: int) -> tuple[int, str]:
+    """Run trt-tui with a pseudo-terminal of the given size as its stdout and stderr."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    proc = subprocess.Popen(list(map(str, args)), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while True:
+            if not select.select([master], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                proc.kill()
+                pytest.fail(f"trt-tui did not finish on the terminal: {b''.join(chunks)!r}")
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+    return proc.wait(TIMEOUT), b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def live_block_lines(output: str) -> list[str]:
+    """The lines trt-tui later erases and redraws in place: the N lines before each cursor-up by N."""
+    lines = []
+    pieces = CURSOR_UP.split(output)
+    for before, count in zip(pieces[0::2], pieces[1::2]):
+        drawn = re.split(r"\r?\n", ANY_ESCAPE.sub("", before))[:-1]
+        lines.extend(drawn[len(drawn) - int(count or 1):])
+    return lines
+
+
+@pytest.mark.parametrize("columns, rows", [(50, 24), (50, 4)], ids=["narrow", "narrow and short"])
+def test_terminal_output_redraws_in_place_and_fits(
+    cli_env, trt_tui_command, sample_dir, tmp_path, engine_checker, columns: int, rows: int
+) -> None:
+    """On a terminal the progress block is redrawn in place: no line wider than the terminal (it would
+    wrap and break the redraw), and when the build ends no progress bars are left behind on screen."""
+    model, engine = sample_dir / "resnet50.onnx", tmp_path / "r.engine"
+    code, output = run_on_a_terminal([*trt_tui_command, "build", model, "-o", engine], cli_env, columns, rows)
+    assert code == EXIT_OK, output
+    engine_checker.assert_real_engine(engine)
+    assert "Traceback" not in output
+
+    redraws = CURSOR_UP.findall(output)
+    assert len(redraws) >= 2, f"no in-place redraw (cursor-up escapes) in {output!r}"
+    block = live_block_lines(output)
+    assert any("█" in line or "░" in line for line in block), "no progress bars were drawn"
+    too_wide = [line for line in block if len(line) >= columns]
+    assert not too_wide, f"lines of the live block reach the terminal's width {columns}: {too_wide}"
+
+    screen = Screen(columns, rows)
+    screen.feed(output)
+    assert not screen.clamped, "the live block was taller than the terminal and could not be redrawn in place"
+    final = screen.text_lines()
+    assert not [line for line in final if "█" in line or "░" in line or " · " in line], final
+    assert any(line.startswith(f"[{model}] succeeded: engine ") for line in final), final

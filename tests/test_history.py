@@ -1,0 +1,472 @@
+"""Build history: the SQLite store, the scheduler subscriber that fills it, and what it predicts.
+
+The store is exercised across a restart and with two processes writing at once; the recorder with
+real mnist builds through the real scheduler; `eta` and `slow_phases` with phase trees folded from
+events, the same way the app folds a running build's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+import tensorrt_rtx
+
+from trt_tui.core import history as history_module
+from trt_tui.core.build import BuildOptions, BuildSpec
+from trt_tui.core.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step
+from trt_tui.core.history import (
+    SCHEMA_VERSION,
+    History,
+    HistoryError,
+    HistoryRecorder,
+    eta,
+    format_history,
+    phase_key,
+    slow_phases,
+)
+from trt_tui.core.phases import PhaseTree
+from trt_tui.core.samples import write_samples
+from trt_tui.core.scheduler import Scheduler
+
+
+def record(history: History, model: str | Path = "/models/mnist.onnx", **overrides) -> int:
+    fields = dict(
+        model=model, model_hash="abc123", options={"opt_level": 3, "workspace": None}, backend="tensorrt-rtx",
+        backend_version="1.7.1.116", state="succeeded", error=None, started=time.time(), duration=2.5,
+        engine_bytes=318540, phases={"Building engine": 2.0, "Building engine/Optimizing graph": 0.5},
+    )
+    fields.update(overrides)
+    return history.record(**fields)
+
+
+def tree_of(events) -> PhaseTree:
+    tree = PhaseTree()
+    tree.extend(events)
+    return tree
+
+
+def synthetic_build(job: int = 1, scale: float = 1.0) -> list:
+    """A build shaped like TensorRT's: a root with two children, the second with a child of its own."""
+    s = scale
+    return [
+        StateChanged(job, 0.0, State.BUILDING),
+        PhaseStart(job, 0.1, 0, "Building engine", None, 3),
+        PhaseStart(job, 0.1, 1, "Cloning network graph", 0, 2),
+        Step(job, 0.2, 1, 0),
+        Step(job, 0.3, 1, 1),
+        PhaseFinish(job, 0.3, 1),
+        Step(job, 0.3, 0, 0),
+        PhaseStart(job, 0.3, 2, "Optimizing graph", 0, 1),
+        PhaseStart(job, 0.3, 3, "Timing tactics", 2, 4),
+        PhaseFinish(job, 0.3 + 2.0 * s, 3),
+        PhaseFinish(job, 0.3 + 2.5 * s, 2),
+        PhaseFinish(job, 0.4 + 2.5 * s, 0),
+        StateChanged(job, 0.5 + 2.5 * s, State.SUCCEEDED, engine_bytes=1234),
+    ]
+
+
+# -- the store --------------------------------------------------------------------------------------
+
+
+def test_history_survives_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "history.sqlite3"  # parent directories are created
+    history = History(path)
+    assert history.schema_version == SCHEMA_VERSION
+    assert history.journal_mode == "wal"
+    started = time.time() - 60
+    first = record(history, started=started, state=State.FAILED, error="mnist.onnx: build failed: boom",
+                   engine_bytes=None, model_hash=None, phases={})
+    second = record(history, started=started + 30)
+    assert second > first
+    history.close()
+    history.close()  # twice is fine
+
+    with History(path) as reopened:
+        builds = reopened.builds()
+        assert [b.id for b in builds] == [second, first]  # newest first
+        latest, failed = builds
+        assert latest.model == "/models/mnist.onnx" and latest.name == "mnist.onnx"
+        assert latest.options == {"opt_level": 3, "workspace": None}
+        assert latest.phases == {"Building engine": 2.0, "Building engine/Optimizing graph": 0.5}
+        assert (latest.backend, latest.backend_version) == ("tensorrt-rtx", "1.7.1.116")
+        assert latest.engine_bytes == 318540
+        assert latest.state == "succeeded" and latest.succeeded and latest.error is None
+        assert latest.started == pytest.approx(started + 30) and latest.duration == 2.5
+        assert failed.state == "failed" and failed.error == "mnist.onnx: build failed: boom"
+        assert failed.engine_bytes is None and failed.model_hash is None and failed.phases == {}
+        assert reopened.last_success("/models/mnist.onnx") == latest
+    with pytest.raises(HistoryError, match="closed"):
+        reopened.builds()
+
+    # The file is plain SQLite with the documented schema, for anyone who wants to query it.
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(builds)")]
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
+                       "started", "duration", "engine_bytes", "phases"]
+
+
+def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr(sys, "platform", "linux")
+    expected = tmp_path / "data" / "trt-tui" / "history.sqlite3"
+    assert history_module.default_path() == expected
+    with History() as history:
+        assert history.path == expected
+        record(history)
+    assert expected.is_file()
+
+
+def test_an_unusable_file_is_a_history_error(tmp_path: Path) -> None:
+    garbage = tmp_path / "history.sqlite3"
+    garbage.write_bytes(b"this is not a database, it only has its name" * 100)
+    with pytest.raises(HistoryError, match="history.sqlite3: cannot open build history"):
+        History(garbage)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(HistoryError, match="cannot open build history"):
+        History(tmp_path / "file" / "history.sqlite3")  # its parent is a file
+
+
+def test_model_filter_matches_the_absolute_path_else_the_file_name(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    with History(tmp_path / "h.sqlite3") as history:
+        t = time.time()
+        here = record(history, model="a/mnist.onnx", started=t)  # relative: stored absolute
+        there = record(history, model="/elsewhere/mnist.onnx", started=t + 1)
+        other = record(history, model="/elsewhere/resnet50.onnx", started=t + 2)
+        record(history, model="/elsewhere/not_mnist.onnx", started=t + 3)
+        assert history.builds()[0].model == "/elsewhere/not_mnist.onnx"
+        assert [b.id for b in history.builds("a/mnist.onnx")] == [here]
+        assert [b.id for b in history.builds(tmp_path / "a" / "mnist.onnx")] == [here]
+        assert [b.id for b in history.builds("/elsewhere/mnist.onnx")] == [there]
+        # No build has this path: every model of that file name, and only exactly that name.
+        assert [b.id for b in history.builds("mnist.onnx")] == [there, here]
+        assert [b.id for b in history.builds("/new/place/mnist.onnx")] == [there, here]
+        assert [b.id for b in history.builds("resnet50.onnx")] == [other]
+        assert history.builds("densenet.onnx") == []
+        assert len(history.builds(limit=2)) == 2
+        assert history.last_success("densenet.onnx") is None
+        assert history.expected_phases("densenet.onnx") is None
+
+
+def _writer(path: str, who: int, count: int, start, results) -> None:
+    """One process of the two-writer test: open the (maybe not yet existing) file, write `count` rows."""
+    try:
+        start.wait(60)
+        history = History(Path(path))
+        for i in range(count):
+            record(history, model=f"/models/w{who}.onnx", model_hash=f"{who}-{i}", started=time.time())
+        history.close()
+        results.put((who, None))
+    except BaseException:
+        results.put((who, traceback.format_exc()))
+
+
+def test_two_processes_write_at_once(tmp_path: Path) -> None:
+    """Both open a fresh file at the same moment (both try to create the schema and switch to WAL)
+    and then write as fast as they can: no "database is locked", no lost rows."""
+    path = tmp_path / "history.sqlite3"
+    context = multiprocessing.get_context("spawn")
+    start = context.Event()
+    results = context.Queue()
+    writers = [context.Process(target=_writer, args=(str(path), who, 50, start, results)) for who in (1, 2)]
+    for process in writers:
+        process.start()
+    time.sleep(0.5)
+    start.set()
+    outcomes = dict(results.get(timeout=120) for _ in writers)
+    for process in writers:
+        process.join(30)
+        assert process.exitcode == 0
+    assert outcomes == {1: None, 2: None}, "\n".join(filter(None, outcomes.values()))
+    with History(path) as history:
+        builds = history.builds(limit=1000)
+        assert len(builds) == 100
+        for who in (1, 2):
+            hashes = {b.model_hash for b in history.builds(f"/models/w{who}.onnx", limit=1000)}
+            assert hashes == {f"{who}-{i}" for i in range(50)}
+
+
+def test_expected_phases_is_the_median_of_the_last_five_successes(tmp_path: Path) -> None:
+    with History(tmp_path / "h.sqlite3") as history:
+        t = time.time()
+        # Old builds that must not count: older than the last five successes.
+        for i in range(3):
+            record(history, started=t + i, phases={"Building engine": 100.0})
+        seconds = [4.0, 1.0, 3.0, 5.0, 2.0]
+        for i, s in enumerate(seconds):
+            phases = {"Building engine": s, "Building engine/Optimizing graph": s / 2}
+            if i == 0:
+                phases["Building engine/Rare phase"] = 7.0
+            record(history, started=t + 10 + i, phases=phases)
+            # Failures and cancels in between are not predictions of a successful build.
+            record(history, started=t + 10.5 + i, state="failed", error="x",
+                   phases={"Building engine": 999.0})
+            record(history, started=t + 10.6 + i, state="cancelled", phases={"Building engine": 0.01})
+        expected = history.expected_phases("/models/mnist.onnx")
+        assert expected == {"Building engine": 3.0, "Building engine/Optimizing graph": 1.5,
+                            "Building engine/Rare phase": 7.0}
+        assert history.expected_phases("mnist.onnx") == expected  # by file name too
+        assert history.last_success("mnist.onnx").phases["Building engine"] == 2.0
+
+
+# -- predictions --------------------------------------------------------------------------------------
+
+
+def test_eta_counts_down_through_a_second_build() -> None:
+    expected = tree_of(synthetic_build()).durations()
+    assert expected["Building engine"] == pytest.approx(2.8)
+    events = synthetic_build()
+    tree = PhaseTree()
+    assert eta(expected, tree, 0.05) == pytest.approx(2.8)  # parsing: no phase yet, all of it left
+    tree.extend(events[:2])  # the root started at 0.1
+    assert eta(expected, tree, 0.1) == pytest.approx(2.8)
+    assert eta(expected, tree, 1.1) == pytest.approx(1.8)  # 1 s into the root phase
+    tree.extend(events[2:9])
+    assert eta(expected, tree, 2.0) == pytest.approx(0.9)
+    assert eta(expected, tree, 10.0) == 0.0  # later than expected: floored, never negative
+    tree.extend(events[9:])
+    assert eta(expected, tree, 10.0) == pytest.approx(0.0)
+    assert eta({}, tree, 1.0) is None
+    assert eta({"Building engine/Optimizing graph": 1.0}, tree, 1.0) is None  # no top-level phase
+    # Several top-level phases: their expected times add up.
+    assert eta({"A": 1.0, "B": 2.0, "A/x": 5.0}, PhaseTree(), 0.0) == pytest.approx(3.0)
+
+
+def test_slow_phases_flags_a_phase_three_times_slower() -> None:
+    expected = tree_of(synthetic_build(scale=1.0)).durations()
+    slow = tree_of(synthetic_build(scale=3.0))
+    names = {phase.id: phase.name for _, phase in slow.walk()}
+    now = slow.last_t
+    hints = slow_phases(expected, slow, now)
+    assert {names[pid] for pid in hints} == {"Timing tactics", "Optimizing graph", "Building engine"}
+    assert hints[3] == "3.0× slower than last time"  # Timing tactics: 6 s against 2 s
+    assert hints[2] == "3.0× slower than last time"  # Optimizing graph: 7.5 s against 2.5 s
+    assert hints[0] == f"{7.8 / 2.8:.1f}× slower than last time"
+    assert 1 not in hints  # Cloning network graph took as long as before
+    assert slow_phases(expected, tree_of(synthetic_build(scale=1.5)), now) == {}  # 1.5x: under the factor
+    assert slow_phases(expected, slow, now, factor=4.0) == {}
+    # Fast phases do not raise alarms over noise: 3x slower but not `min_seconds` more.
+    tenth = {k: v / 10 for k, v in expected.items()}
+    assert slow_phases(tenth, tree_of(synthetic_build(scale=0.3)), now) == {}
+    assert slow_phases({}, slow, now) == {}
+    # A phase that used to take no measurable time: no ratio to give, still slower.
+    assert slow_phases({"Building engine": 0.0}, slow, now) == {0: "slower than last time"}
+
+
+def test_slow_phases_flags_a_running_phase_as_it_overruns() -> None:
+    expected = tree_of(synthetic_build()).durations()
+    tree = tree_of(synthetic_build(scale=3.0)[:9])  # Timing tactics started at 0.3 and is still running
+    running = tree.phases[3]
+    assert running.active and phase_key(tree, running) == "Building engine/Optimizing graph/Timing tactics"
+    assert 3 not in slow_phases(expected, tree, 0.3 + 3.0)  # 3 s against 2 s: not yet twice
+    assert slow_phases(expected, tree, 0.3 + 5.0)[3] == "2.5× slower than last time"
+
+
+# -- the recorder, with real builds -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mnist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    (path,) = write_samples(tmp_path_factory.mktemp("mnist"), ["mnist"])
+    return path
+
+
+def test_recorder_records_real_builds_and_predicts_the_second(tmp_path: Path, mnist: Path) -> None:
+    history = History(tmp_path / "h.sqlite3")
+    recorder = HistoryRecorder(history, model_hash=lambda job: "hash-of-" + Path(job.spec.model).name)
+    scheduler = Scheduler(max_jobs=1)
+    scheduler.subscribe(recorder)
+    engine = mnist.with_suffix(".engine")
+    spec = BuildSpec(mnist, engine, BuildOptions(opt_level=1))
+    try:
+        before = time.time()
+        first = scheduler.submit(spec)
+        assert scheduler.wait(120)
+        assert first.outcome.state is State.SUCCEEDED
+        (rec,) = history.builds(mnist)  # written by the time wait() returns
+        assert rec.state == "succeeded" and rec.error is None
+        assert rec.model == str(mnist.resolve()) and rec.model_hash == "hash-of-mnist.onnx"
+        assert rec.engine_bytes == engine.stat().st_size == first.outcome.engine_bytes
+        assert rec.backend == "tensorrt-rtx" and rec.backend_version == tensorrt_rtx.__version__
+        assert rec.options == BuildOptions(opt_level=1).describe()
+        assert "Building engine" in rec.phases and any(k.endswith("/Optimizing graph") for k in rec.phases)
+        assert all(seconds >= 0 for seconds in rec.phases.values())
+        assert before - 1 <= rec.started <= time.time()
+        assert rec.phases["Building engine"] <= rec.duration <= time.time() - before
+        assert recorder.recorded[first.id] == rec.id
+
+        # The second build, watched the way the app does: its own tree, eta at every batch.
+        expected = history.expected_phases(mnist)
+        assert expected == rec.phases
+        total = expected["Building engine"]
+        tree = PhaseTree()
+        etas: list[float] = []
+
+        def watch(job, events):
+            tree.extend(events)
+            etas.append(eta(expected, tree, tree.last_t))
+
+        scheduler.subscribe(watch)
+        second = scheduler.submit(spec)
+        assert scheduler.wait(120)
+        assert second.outcome.state is State.SUCCEEDED
+        assert etas and all(e is not None and 0.0 <= e <= total for e in etas)
+        done = eta(expected, tree, tree.last_t)
+        assert done == pytest.approx(max(0.0, total - tree.durations()["Building engine"]))
+        builds = history.builds(mnist)
+        assert [b.id for b in builds] == [recorder.recorded[second.id], rec.id]
+        assert history.last_success("mnist.onnx").id == recorder.recorded[second.id]
+        assert set(history.expected_phases(mnist)) >= {"Building engine"}
+        assert recorder.errors == 0 and scheduler.subscriber_errors == []
+    finally:
+        scheduler.shutdown()
+        history.close()
+
+
+def test_recorder_records_failures_and_cancels(tmp_path: Path, mnist: Path) -> None:
+    history = History(tmp_path / "h.sqlite3")
+    recorder = HistoryRecorder(history)
+    scheduler = Scheduler(max_jobs=1)
+    scheduler.subscribe(recorder)
+    try:
+        missing = scheduler.submit(BuildSpec(tmp_path / "missing.onnx", tmp_path / "missing.engine"))
+        hold = scheduler.submit(BuildSpec(mnist, tmp_path / "a.engine"))
+        queued = scheduler.submit(BuildSpec(mnist, tmp_path / "b.engine"))
+        scheduler.cancel(queued.id)  # still waiting behind the others (one job at a time)
+        assert scheduler.wait(120)
+        assert queued.outcome.state is State.CANCELLED
+        by_state = {b.state: b for b in history.builds(limit=10)}
+        assert set(by_state) == {"failed", "succeeded", "cancelled"}
+        failed = by_state["failed"]
+        assert failed.model == str((tmp_path / "missing.onnx").resolve())
+        assert "no such file" in failed.error and failed.engine_bytes is None and failed.phases == {}
+        cancelled = by_state["cancelled"]
+        assert cancelled.error == "cancelled while queued" and cancelled.duration == 0.0
+        assert by_state["succeeded"].engine_bytes == (tmp_path / "a.engine").stat().st_size
+        assert hold.outcome.state is State.SUCCEEDED and missing.outcome.state is State.FAILED
+        # Only the success predicts the next build; a name without history predicts nothing.
+        assert history.expected_phases(mnist) == by_state["succeeded"].phases
+        assert history.expected_phases(tmp_path / "missing.onnx") is None
+    finally:
+        scheduler.shutdown()
+        history.close()
+
+
+def test_recorder_in_a_process_build_gets_the_backend_from_the_outcome(
+    tmp_path: Path, mnist: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process build's final event reaches the pump before the child is reaped and the outcome
+    set; whatever the recorder wrote then, the backend is right once the history is closed."""
+    from trt_tui.core import backend
+    from trt_tui.core.executors import ProcessExecutor
+
+    monkeypatch.setattr(backend, "_loaded", {})  # this process has not loaded a backend: no guess to make
+
+    path = tmp_path / "h.sqlite3"
+    history = History(path)
+    scheduler = Scheduler(max_jobs=1, executor=ProcessExecutor())
+    scheduler.subscribe(HistoryRecorder(history))
+    try:
+        job = scheduler.submit(BuildSpec(mnist, tmp_path / "p.engine"))
+        assert scheduler.wait(180)
+        assert job.outcome.state is State.SUCCEEDED, job.outcome
+    finally:
+        scheduler.shutdown()
+        history.close()
+    with History(path) as reopened:
+        (rec,) = reopened.builds()
+    assert rec.state == "succeeded" and "Building engine" in rec.phases
+    assert (rec.backend, rec.backend_version) == ("tensorrt-rtx", tensorrt_rtx.__version__)
+    assert rec.engine_bytes == (tmp_path / "p.engine").stat().st_size
+
+
+class _Job:
+    """Just enough of a BuildJob for the recorder."""
+
+    def __init__(self, job_id: int, model: Path) -> None:
+        self.id = job_id
+        self.spec = BuildSpec(model, model.with_suffix(".engine"))
+        self.outcome = None
+        self.submitted = time.monotonic()
+        self.started = self.submitted
+        self.finished = None
+
+
+def test_recorder_never_raises_and_reports_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    history = History(tmp_path / "h.sqlite3")
+    recorder = HistoryRecorder(history, backend_info=lambda job: ("tensorrt-rtx", "1.7"))
+    job = _Job(1, tmp_path / "m.onnx")
+    recorder(job, synthetic_build(1))
+    (rec,) = history.builds()
+    assert rec.phases == pytest.approx(tree_of(synthetic_build()).durations())
+    assert rec.duration == pytest.approx(3.0) and rec.engine_bytes == 1234 and rec.backend_version == "1.7"
+    assert recorder.errors == 0
+    history.close()
+    for i in (2, 3):
+        recorder(_Job(i, tmp_path / "m.onnx"), synthetic_build(i))  # the store is gone: no exception
+    recorder(job, [Log(1, 0.0, 3, "noise"), "not an event"])
+    assert recorder.errors >= 2
+    err = capsys.readouterr().err
+    assert err.count("trt-tui: build history") == 1 and "closed" in err
+
+
+def test_recorder_corrects_a_backend_guessed_before_the_outcome(tmp_path: Path, monkeypatch) -> None:
+    """The race the process executor has, made deterministic: the final event is delivered while
+    `job.outcome` is still None, so the backend is a guess; the outcome arriving fixes the record."""
+    from trt_tui.core import backend
+    from trt_tui.core.build import Outcome
+
+    monkeypatch.setattr(backend, "_loaded", {})
+    history = History(tmp_path / "h.sqlite3")
+    recorder = HistoryRecorder(history)
+    job = _Job(1, tmp_path / "m.onnx")
+    recorder(job, synthetic_build(1))
+    (rec,) = history.builds()
+    assert (rec.backend, rec.backend_version) == ("auto", "")  # the choice: nothing loaded to ask
+    job.outcome = Outcome(State.SUCCEEDED, engine_bytes=1234, backend="tensorrt-rtx", backend_version="9.9")
+    recorder.flush()
+    (rec,) = history.builds()
+    assert (rec.backend, rec.backend_version) == ("tensorrt-rtx", "9.9")
+
+    # Without a flush, closing the history corrects it too.
+    late = _Job(2, tmp_path / "m.onnx")
+    recorder(late, synthetic_build(2))
+    late.outcome = Outcome(State.SUCCEEDED, engine_bytes=1234, backend="tensorrt", backend_version="10.9")
+    history.close()
+    with History(tmp_path / "h.sqlite3") as reopened:
+        assert [(b.backend, b.backend_version) for b in reopened.builds()] == [
+            ("tensorrt", "10.9"), ("tensorrt-rtx", "9.9")]
+    assert recorder.errors == 0
+
+
+def test_format_history_is_a_plain_aligned_table() -> None:
+    t = time.mktime((2026, 5, 9, 14, 30, 0, 0, 0, -1))
+    rows = [
+        history_module.BuildRecord(1, "/m/mnist.onnx", None, {}, "tensorrt-rtx", "1.7.1.116", "succeeded",
+                                   None, t, 2.345, 318540, {}),
+        history_module.BuildRecord(2, "/m/densenet.onnx", None, {}, "tensorrt", "10.9", "failed", "boom",
+                                   t + 60, 125.0, None, {}),
+        history_module.BuildRecord(3, "/m/resnet50.onnx", None, {}, "", "", "cancelled", None,
+                                   t + 120, 0.0, 3 * 1024**3, {}),
+    ]
+    lines = format_history(rows)
+    assert len(lines) == 4
+    assert lines[0].split() == ["DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND"]
+    assert lines[1].split() == ["2026-05-09", "14:30:00", "mnist.onnx", "succeeded", "2.3s", "311.1", "KiB",
+                                "tensorrt-rtx", "1.7.1.116"]
+    assert lines[2].split() == ["2026-05-09", "14:31:00", "densenet.onnx", "failed", "2m05s", "-",
+                                "tensorrt", "10.9"]
+    assert lines[3].split()[-3:] == ["3.0", "GiB", "-"]
+    # Columns line up: each header starts where its column does.
+    model_col = lines[0].index("MODEL")
+    assert all(line[model_col:].startswith(name) for line, name in
+               zip(lines[1:], ("mnist.onnx", "densenet.onnx", "resnet50.onnx")))
+    assert format_history([]) == []

@@ -1,0 +1,528 @@
+"""Build history: every finished build as one row of a SQLite database, and what it predicts.
+
+The store is stdlib `sqlite3` in WAL mode with a busy timeout, so the app, `trt-tui build` in another
+terminal and a `watch` can all write to the same file at once: writers queue for the lock instead of
+failing with "database is locked". `PRAGMA user_version` carries the schema version; `_MIGRATIONS`
+holds one script per version, applied in order when an older file is opened.
+
+`HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
+come the expected per-phase durations of a model's next build, and from those `eta` (how long a
+running build still needs) and `slow_phases` (which phases take much longer than they used to).
+
+No TensorRT and no UI here: the headless CLI and the app both use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .events import State, StateChanged
+from .phases import PhaseTree
+
+if TYPE_CHECKING:
+    from .scheduler import BuildJob
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BuildRecord",
+    "History",
+    "HistoryError",
+    "HistoryRecorder",
+    "default_path",
+    "eta",
+    "format_history",
+    "phase_key",
+    "slow_phases",
+]
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT = 30.0  # seconds a writer waits for another one before giving up
+EXPECTED_FROM = 5  # expected phase durations: the median over this many recent successful builds
+
+# Index i is the script that takes a database from user_version i to i + 1.
+_MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE IF NOT EXISTS builds (
+        id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        model_hash TEXT,
+        options TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        backend_version TEXT NOT NULL,
+        state TEXT NOT NULL,
+        error TEXT,
+        started REAL NOT NULL,
+        duration REAL NOT NULL,
+        engine_bytes INTEGER,
+        phases TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS builds_model ON builds (model, started);
+    CREATE INDEX IF NOT EXISTS builds_started ON builds (started);
+    """,
+]
+assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+_FIELDS = ", ".join([
+    "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
+    "engine_bytes", "phases",
+])
+_COLUMNS = "id, " + _FIELDS
+
+
+class HistoryError(Exception):
+    """The history file cannot be opened or used; the message names it."""
+
+
+def default_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("trt-tui")) / "history.sqlite3"
+
+
+def _absolute(model: str | Path) -> str:
+    return str(Path(model).expanduser().resolve())
+
+
+def _loads(text: str | None) -> dict:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    id: int
+    model: str  # absolute path
+    model_hash: str | None
+    options: dict
+    backend: str
+    backend_version: str
+    state: str
+    error: str | None
+    started: float  # unix time
+    duration: float  # seconds
+    engine_bytes: int | None
+    phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
+
+    @property
+    def name(self) -> str:
+        """The model's file name."""
+        return Path(self.model).name
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state == State.SUCCEEDED.value
+
+    @classmethod
+    def _from_row(cls, row: tuple) -> BuildRecord:
+        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row
+        return cls(
+            id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
+            backend_version=version, state=state, error=error, started=started, duration=duration,
+            engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
+        )
+
+
+class History:
+    """One connection to the history file; safe to share between threads (calls are serialised)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_path()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._before_close: list[Callable[[], None]] = []  # recorders' last corrections
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+            self._set_wal()
+            self._migrate()
+        except (OSError, sqlite3.Error) as exc:
+            self.close()
+            raise HistoryError(f"{self.path}: cannot open build history: {exc}") from None
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _set_wal(self) -> None:
+        # Switching to WAL needs a moment of exclusive access, and SQLite answers SQLITE_BUSY at once
+        # (no busy handler) while another process is opening the same new file: retry briefly.
+        # A file system without shared memory (some network mounts) stays in its old mode; that is
+        # slower under contention but still correct.
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _migrate(self) -> None:
+        db = self._db
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version >= SCHEMA_VERSION:
+            return  # current, or written by a newer trt-tui (whose migrations only ever add)
+        db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+        try:
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+            for number in range(version, SCHEMA_VERSION):
+                for statement in filter(str.strip, _MIGRATIONS[number].split(";")):
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock:
+            return self._conn().execute("PRAGMA user_version").fetchone()[0]
+
+    @property
+    def journal_mode(self) -> str:
+        with self._lock:
+            return self._conn().execute("PRAGMA journal_mode").fetchone()[0]
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise HistoryError(f"{self.path}: build history is closed")
+        return self._db
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def record(
+        self,
+        *,
+        model: str | Path,
+        model_hash: str | None,
+        options: dict,
+        backend: str,
+        backend_version: str,
+        state: State | str,
+        error: str | None,
+        started: float,
+        duration: float,
+        engine_bytes: int | None,
+        phases: dict[str, float],
+    ) -> int:
+        """Add one build; returns its id."""
+        row = (
+            _absolute(model), model_hash, json.dumps(options, sort_keys=True, default=str), backend or "",
+            backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
+            engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
+        )
+        with self._lock:
+            cursor = self._conn().execute(
+                f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
+            )
+            return cursor.lastrowid
+
+    def _update_backend(self, record_id: int, backend: str, backend_version: str) -> None:
+        with self._lock:
+            self._conn().execute("UPDATE builds SET backend = ?, backend_version = ? WHERE id = ?",
+                                 (backend, backend_version, record_id))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:
+        """The model's absolute path where the history knows it, else any path with its file name."""
+        absolute = _absolute(model)
+        if db.execute("SELECT 1 FROM builds WHERE model = ? LIMIT 1", (absolute,)).fetchone():
+            return "model = ?", (absolute,)
+        name = Path(model).name
+        suffixes = {"/" + name, os.sep + name}
+        clause = " OR ".join("substr(model, -length(?)) = ?" for _ in suffixes)
+        return f"({clause})", tuple(s for suffix in suffixes for s in (suffix, suffix))
+
+    def _select(self, model: str | Path | None, extra: str = "", limit: int = 50) -> list[BuildRecord]:
+        with self._lock:
+            db = self._conn()
+            where, params = self._model_clause(db, model) if model is not None else ("1", ())
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra} ORDER BY started DESC, id DESC LIMIT ?",
+                (*params, max(0, int(limit))),
+            ).fetchall()
+        return [BuildRecord._from_row(row) for row in rows]
+
+    def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
+        """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
+        return self._select(model, limit=limit)
+
+    def successes(self, model: str | Path, limit: int = EXPECTED_FROM) -> list[BuildRecord]:
+        return self._select(model, f" AND state = '{State.SUCCEEDED.value}'", limit)
+
+    def last_success(self, model: str | Path) -> BuildRecord | None:
+        found = self.successes(model, limit=1)
+        return found[0] if found else None
+
+    def expected_phases(self, model: str | Path) -> dict[str, float] | None:
+        """Median seconds per phase path over the last five successful builds of `model` (a phase
+        missing from some of them: the median of those it appears in); None without such builds."""
+        samples: dict[str, list[float]] = {}
+        for rec in self.successes(model, EXPECTED_FROM):
+            for key, seconds in rec.phases.items():
+                samples.setdefault(key, []).append(seconds)
+        return {key: statistics.median(values) for key, values in samples.items()} or None
+
+    def close(self) -> None:
+        hooks, self._before_close = self._before_close, []
+        for hook in hooks:
+            hook()
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# -- the scheduler subscriber -----------------------------------------------------------------------
+
+
+def default_backend_info(job: BuildJob) -> tuple[str, str]:
+    """The backend that built the job: from its outcome once the executor has returned it, else the
+    backend already loaded in this process for the job's choice (never imports TensorRT here)."""
+    outcome = job.outcome
+    if outcome is not None and outcome.backend:
+        return outcome.backend, outcome.backend_version or ""
+    from . import backend
+
+    choice = job.spec.options.backend
+    loaded = getattr(backend, "_loaded", {}).get(choice)
+    if loaded is not None:
+        return loaded.name, loaded.version
+    return choice, ""
+
+
+class _Pending:
+    """What the recorder keeps for one job between its first event and its final state."""
+
+    __slots__ = ("tree", "wall0", "mono0")
+
+    def __init__(self) -> None:
+        self.tree = PhaseTree()
+        # When the recorder first heard of the job, on both clocks: turns monotonic times into unix times.
+        self.wall0 = time.time()
+        self.mono0 = time.monotonic()
+
+
+class HistoryRecorder:
+    """A Scheduler subscriber: folds each job's events into a PhaseTree and writes one record when the
+    job reaches a final state. Cheap per call (it runs on the scheduler's pump thread) and never raises:
+    the first error is printed to stderr, later ones are only counted in `errors`.
+
+    The final event can reach the pump a moment before the executor hands the job its `Outcome` (a
+    process build is reaped first), and the outcome is where the backend's name and version come
+    from. The record is written at once regardless, so it exists when `Scheduler.wait()` returns; if
+    the backend had to be guessed then, a later call, `flush()` or `History.close()` corrects it from the
+    outcome.
+    """
+
+    def __init__(
+        self,
+        history: History,
+        backend_info: Callable[[BuildJob], tuple[str, str]] | None = None,
+        model_hash: Callable[[BuildJob], str | None] | None = None,
+    ) -> None:
+        self.history = history
+        self.backend_info = backend_info or default_backend_info
+        self.model_hash = model_hash
+        self.errors = 0
+        self.recorded: dict[int, int] = {}  # job id -> record id, for the most recent jobs
+        self._jobs: dict[BuildJob, _Pending] = {}
+        self._fixups: dict[BuildJob, int] = {}  # job -> record id, backend guessed before its outcome came
+        self._lock = threading.Lock()
+        history._before_close.append(self.flush)
+
+    def __call__(self, job: BuildJob, events: list) -> None:
+        try:
+            with self._lock:
+                if self._fixups:
+                    self._fix_backends()
+                pending = self._jobs.get(job)
+                if pending is None:
+                    pending = self._jobs[job] = _Pending()
+                apply = pending.tree.apply
+                for event in events:
+                    apply(event)
+                    if type(event) is StateChanged and event.state.final:
+                        del self._jobs[job]
+                        self._record(job, pending, event)
+                        break
+        except Exception as exc:
+            self._report(exc)
+
+    def flush(self) -> None:
+        """Correct the backend of records written before their job's outcome was known."""
+        try:
+            with self._lock:
+                self._fix_backends()
+        except Exception as exc:
+            self._report(exc)
+
+    def _record(self, job: BuildJob, pending: _Pending, final: StateChanged) -> None:
+        tree = pending.tree
+        now = time.monotonic()
+        start = job.started if job.started is not None else job.submitted
+        if job.started is None:
+            duration = 0.0  # never ran: cancelled while queued
+        elif final.t > 0:
+            duration = final.t  # the build's own clock, the one its phases are timed on
+        else:
+            duration = (job.finished if job.finished is not None else now) - job.started
+        started = pending.wall0 - (pending.mono0 - start)
+        backend, version = self.backend_info(job)
+        error = final.error
+        if error is None and final.state is not State.SUCCEEDED:
+            error = final.detail  # why it was cancelled or skipped
+        record_id = self.history.record(
+            model=job.spec.model,
+            model_hash=self.model_hash(job) if self.model_hash is not None else None,
+            options=job.spec.options.describe(),
+            backend=backend,
+            backend_version=version,
+            state=final.state,
+            error=error,
+            started=started,
+            duration=duration,
+            engine_bytes=final.engine_bytes,
+            phases=tree.durations(),
+        )
+        self.recorded[job.id] = record_id
+        if len(self.recorded) > 1000:
+            self.recorded.pop(next(iter(self.recorded)))
+        if job.outcome is None and self.backend_info is default_backend_info:
+            self._fixups[job] = record_id
+
+    def _fix_backends(self) -> None:
+        for job, record_id in list(self._fixups.items()):
+            if job.outcome is None:
+                continue
+            del self._fixups[job]
+            if job.outcome.backend:
+                self.history._update_backend(record_id, *default_backend_info(job))
+
+    def _report(self, exc: Exception) -> None:
+        self.errors += 1
+        if self.errors == 1:
+            try:
+                print(f"trt-tui: build history ({self.history.path}): {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+            except Exception:
+                pass
+
+
+# -- predictions --------------------------------------------------------------------------------------
+
+
+def phase_key(tree: PhaseTree, phase) -> str:
+    """The path key `PhaseTree.durations()` uses: "Building engine/Optimizing graph"."""
+    return "/".join(p.name for p in tree.path(phase))
+
+
+def eta(expected: dict[str, float], tree: PhaseTree, elapsed: float) -> float | None:
+    """Expected seconds left in a running build: the expected total of the top-level phases ("Building
+    engine") minus the time spent in them so far, floored at 0; None without an expectation.
+
+    `elapsed` is the time now on the build's clock (seconds since it started, the clock its events' `t`
+    use). Time before the first phase (parsing the model) is not part of the phases and is not
+    subtracted; before any phase has started the whole expected total is left.
+    """
+    top = [seconds for key, seconds in (expected or {}).items() if "/" not in key]
+    if not top:
+        return None
+    total = sum(top)
+    spent = sum(max(0.0, tree.phases[pid].elapsed(elapsed)) for pid in tree.roots)
+    return max(0.0, total - spent)
+
+
+def slow_phases(
+    expected: dict[str, float], tree: PhaseTree, now: float, factor: float = 2.0, min_seconds: float = 1.0,
+) -> dict[int, str]:
+    """Phase id -> "3.1× slower than last time", for every running or finished phase whose time so far
+    exceeds `factor` × its expected time and that by at least `min_seconds`. `now` is the time on the
+    build's clock (a finished phase uses its own end). A phase name reused under one parent shares
+    one expected total, so each use is compared with the sum of the earlier ones: never a false alarm."""
+    hints: dict[int, str] = {}
+    if not expected:
+        return hints
+    for _, phase in tree.walk():
+        want = expected.get(phase_key(tree, phase))
+        if want is None:
+            continue
+        took = phase.elapsed(now)
+        if took > factor * want and took - want >= min_seconds:
+            ratio = f"{took / want:.1f}× " if want > 0 else ""
+            hints[phase.id] = f"{ratio}slower than last time"
+    return hints
+
+
+# -- the `trt-tui history` table ------------------------------------------------------------------
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # unreachable
+
+
+def format_history(records: Iterable[BuildRecord]) -> list[str]:
+    """A plain table, one line per build after a header: date, model, state, duration, engine, backend.
+    No records: no lines (the caller says so in its own words)."""
+    rows = [
+        (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
+            rec.name,
+            rec.state,
+            _duration(rec.duration),
+            _size(rec.engine_bytes),
+            f"{rec.backend} {rec.backend_version}".strip() or "-",
+        )
+        for rec in records
+    ]
+    if not rows:
+        return []
+    header = ("DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
+    right = {3, 4}  # numbers line up on the right
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w)
+                 for i, (cell, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    return [line(header), *(line(row) for row in rows)]

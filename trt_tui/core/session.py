@@ -1,0 +1,61 @@
+"""The scheduler every front end uses, assembled once: executor, engine cache, history, trace."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import EngineCache
+from .executors import DEFAULT_CANCEL_GRACE, make_executor
+from .scheduler import Scheduler
+
+
+def history_path(explicit: str | os.PathLike | None) -> Path | None:
+    """--history, else $TRT_TUI_HISTORY, else None (the user data directory)."""
+    text = explicit or os.environ.get("TRT_TUI_HISTORY")
+    return Path(text) if text else None
+
+
+@dataclass
+class Session:
+    scheduler: Scheduler
+    history: object | None = None
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self, timeout: float | None = 60.0) -> bool:
+        """Stop every build, then flush the history and the trace. True when no thread is left."""
+        clean = self.scheduler.shutdown(cancel=True, timeout=timeout)
+        for close in self.closers:
+            try:
+                close()
+            except Exception as exc:
+                print(f"trt-tui: {exc}", file=sys.stderr)
+        self.closers.clear()
+        return clean
+
+
+def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
+                 history: str | os.PathLike | None = None, record_history: bool = True,
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None) -> Session:
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj or make_executor(executor, cancel_grace=cancel_grace),
+                          cache=EngineCache() if cache else None)
+    session = Session(scheduler)
+    if record_history:
+        try:
+            from .history import History, HistoryRecorder
+
+            session.history = History(history_path(history))
+            scheduler.subscribe(HistoryRecorder(session.history))
+            session.closers.append(session.history.close)
+        except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
+            print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
+    if trace:
+        from .trace import TraceWriter
+
+        writer = TraceWriter(Path(trace))
+        scheduler.subscribe(writer)
+        session.closers.append(writer.close)
+    return session

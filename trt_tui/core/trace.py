@@ -1,0 +1,194 @@
+"""A build's phases as Chrome trace-event JSON, for Perfetto (ui.perfetto.dev) or chrome://tracing.
+
+Each phase becomes one complete event (`"ph": "X"`) on its build's track: children nest inside their
+parents because their spans do, so the viewer draws the phase tree as a flame chart with TensorRT's
+own timings. Builds that ran at once get one track (tid) each and show as parallel lanes. State
+changes (parsing, writing, the final state) are instant events (`"ph": "i"`) on the same track.
+
+Times in the file are microseconds. They are computed from whole nanoseconds so that a child's span
+never pokes out of its parent's through rounding (sub-microsecond phases are common in small builds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .events import State, StateChanged
+from .phases import PhaseTree
+
+if TYPE_CHECKING:
+    from .scheduler import BuildJob
+
+__all__ = ["TraceWriter", "trace_document", "trace_events", "write_trace"]
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def _us(ns: int) -> float:
+    return ns / 1000
+
+
+def trace_events(
+    tree: PhaseTree,
+    *,
+    pid: int,
+    tid: int,
+    name: str,
+    t0: float = 0.0,
+    process_name: str | None = None,
+    states: Iterable[StateChanged] = (),
+) -> list[dict]:
+    """Metadata naming the track, then one "X" event per phase of `tree` in depth-first start order.
+
+    `t0` (seconds) is added to every time, to place this build on a timeline shared with others.
+    A phase still running (or left running by a cancel or a crash) ends at `tree.last_t`, the last
+    time the build reported anything, and has `args.unfinished`. `states` adds one instant event per
+    state change after QUEUED, with the error or detail in its args.
+    """
+    events: list[dict] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": process_name or name}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}},
+        {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}},
+    ]
+    base = _ns(t0)
+    last = _ns(tree.last_t)
+    spans: dict[int, tuple[int, int]] = {}  # phase id -> (start, end) in ns since the build's start
+    for _, phase in tree.walk():
+        start = _ns(phase.started)
+        end = _ns(phase.finished) if phase.finished is not None else max(last, start)
+        parent = spans.get(phase.parent) if phase.parent is not None else None
+        if parent is not None:  # nest strictly, whatever the recorded times say
+            start = min(max(start, parent[0]), parent[1])
+            end = min(max(end, start), parent[1])
+        end = max(end, start)
+        spans[phase.id] = (start, end)
+        args = {"steps": f"{phase.steps_done}/{phase.num_steps}", "finished_early": phase.finished_early}
+        if phase.finished is None:
+            args["unfinished"] = True
+        events.append({
+            "name": phase.name, "cat": "phase", "ph": "X", "pid": pid, "tid": tid,
+            "ts": _us(max(0, base + start)), "dur": _us(end - start), "args": args,
+        })
+    for change in states:
+        if change.state is State.QUEUED:
+            continue
+        args = {key: value for key in ("error", "detail", "engine_bytes")
+                if (value := getattr(change, key)) is not None}
+        events.append({
+            "name": change.state.value, "cat": "state", "ph": "i", "s": "t", "pid": pid, "tid": tid,
+            "ts": _us(max(0, base + _ns(max(0.0, change.t)))), "args": args,
+        })
+    return events
+
+
+def trace_document(events: list[dict]) -> dict:
+    return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+
+def write_trace(path: Path, events: list[dict]) -> None:
+    """Atomically: a temporary file beside `path`, renamed over it, so a viewer never reads half a file."""
+    path = Path(path)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump(trace_document(events), f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise
+
+
+class _Track:
+    __slots__ = ("job", "tid", "tree", "states")
+
+    def __init__(self, job: BuildJob, tid: int) -> None:
+        self.job = job
+        self.tid = tid
+        self.tree = PhaseTree()
+        self.states: list[StateChanged] = []
+
+    @property
+    def origin(self) -> float:
+        """When the build's clock started, on the monotonic clock."""
+        job = self.job
+        return job.started if job.started is not None else job.submitted
+
+
+class TraceWriter:
+    """A Scheduler subscriber: folds each job's events into its own PhaseTree, and writes the trace of
+    every job seen so far to `path` as each job ends and on `close()`.
+
+    Called on the pump thread it never raises (the first error goes to stderr); `close()` raises
+    `OSError` naming the file if the trace cannot be written.
+    """
+
+    def __init__(self, path: Path, *, process_name: str = "trt-tui builds", pid: int | None = None) -> None:
+        self.path = Path(path)
+        self.process_name = process_name
+        self.pid = os.getpid() if pid is None else pid
+        self.errors = 0
+        self._tracks: dict[BuildJob, _Track] = {}
+        self._tids: set[int] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, job: BuildJob, events: list) -> None:
+        try:
+            with self._lock:
+                track = self._tracks.get(job)
+                if track is None:
+                    tid = job.id if job.id not in self._tids else max(self._tids) + 1
+                    self._tids.add(tid)
+                    track = self._tracks[job] = _Track(job, tid)
+                ended = False
+                for event in events:
+                    track.tree.apply(event)
+                    if type(event) is StateChanged:
+                        track.states.append(event)
+                        ended = ended or event.state.final
+                if ended:
+                    self._write()
+        except Exception as exc:
+            self.errors += 1
+            if self.errors == 1:
+                try:
+                    print(f"trt-tui: trace {self.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                except Exception:
+                    pass
+
+    def events(self) -> list[dict]:
+        """Every job's events, on one timeline that starts when the first build did."""
+        tracks = sorted(self._tracks.values(), key=lambda t: t.tid)
+        if not tracks:
+            return []
+        zero = min(track.origin for track in tracks)
+        events: list[dict] = []
+        for track in tracks:
+            job = track.job
+            events.extend(trace_events(
+                track.tree, pid=self.pid, tid=track.tid, name=f"#{job.id} {Path(job.spec.model).name}",
+                t0=track.origin - zero, process_name=self.process_name, states=track.states,
+            ))
+        return events
+
+    def _write(self) -> None:
+        write_trace(self.path, self.events())
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._write()
+            except OSError as exc:
+                raise OSError(f"{self.path}: cannot write the trace: {exc.strerror or exc}") from None
