@@ -70,8 +70,10 @@ def trace_events(
             end = min(max(end, start), parent[1])
         end = max(end, start)
         spans[phase.id] = (start, end)
-        args = {"steps": f"{phase.steps_done}/{phase.num_steps}", "finished_early": phase.finished_early}
-        if phase.finished is None:
+        # A phase the tree closed because its build was cancelled or crashed never finished.
+        unfinished = phase.finished is None or phase.stopped
+        args = {"steps": f"{phase.steps_done}/{phase.num_steps}", "finished_early": phase.finished_early and not unfinished}
+        if unfinished:
             args["unfinished"] = True
         events.append({
             "name": phase.name, "cat": "phase", "ph": "X", "pid": pid, "tid": tid,

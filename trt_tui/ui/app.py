@@ -8,9 +8,11 @@ change only in message handlers and timers, on the UI thread.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +50,24 @@ from .widgets.phase_tree import PhaseTreeView
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 # Keys the picker leaves to the app's bindings; any other printable key starts the filter.
 RESERVED_KEYS = set("acCrlqwfF?/ ")
+
+
+def guarded(handler):
+    """For the app's own message handlers and timers: Textual ends the app on an exception raised in
+    one, so a bug in one view (a widget raising) would take every running build's display with it.
+    The exception becomes an error notification (once per distinct error: `_tick` runs four times a
+    second), a count in `app.handler_error_count` and a traceback in `app.handler_errors`; the app
+    keeps going."""
+
+    @functools.wraps(handler)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return handler(self, *args, **kwargs)
+        except Exception as exc:
+            self._handler_failed(handler.__name__, exc)
+            return None
+
+    return wrapper
 
 
 @dataclass
@@ -154,6 +174,9 @@ class TrtTuiApp(App[int]):
         self.log_level_index = 1
         self._stop_gpu = threading.Event()
         self._quitting = False
+        self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
+        self.handler_errors: deque[str] = deque(maxlen=50)
+        self._notified_errors: set[tuple[str, str]] = set()
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = config.theme or "trt-dark"
@@ -214,6 +237,7 @@ class TrtTuiApp(App[int]):
             self.post_message(ModelInfoRead(path, info, error))
 
     @on(ModelInfoRead)
+    @guarded
     def _model_info_read(self, message: ModelInfoRead) -> None:
         if message.path in self.picker.models:
             self.picker.set_model(message.path, message.info, message.error)
@@ -227,6 +251,7 @@ class TrtTuiApp(App[int]):
             self._stop_gpu.wait(self.config.gpu_interval)
 
     @on(GpuSampled)
+    @guarded
     def _gpu_sampled(self, message: GpuSampled) -> None:
         self.gpu_history.add(message.snapshot)
         self.gpu_panel.show(message.snapshot, self.gpu_history)
@@ -257,6 +282,7 @@ class TrtTuiApp(App[int]):
         return job
 
     @on(BuildEvents)
+    @guarded
     def _build_events(self, message: BuildEvents) -> None:
         view = self.views.get(message.job)
         if view is None:
@@ -309,6 +335,7 @@ class TrtTuiApp(App[int]):
         fraction = 1.0 if view.state is State.SUCCEEDED else view.tree.overall_fraction()
         self.builds.set_progress(view.job.id, fraction, human_seconds(view.elapsed()))
 
+    @guarded
     def _tick(self) -> None:
         """Clocks move even when TensorRT is silent for seconds inside one step."""
         for view in self.views.values():
@@ -319,6 +346,14 @@ class TrtTuiApp(App[int]):
             hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
             self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints)
             self.phase_view.set_title(self._title(view))
+
+    def _handler_failed(self, handler: str, exc: Exception) -> None:
+        self.handler_error_count += 1
+        self.handler_errors.append(traceback.format_exc(limit=5))
+        text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        if (handler, text) not in self._notified_errors:
+            self._notified_errors.add((handler, text))
+            self.notify(f"Internal error in {handler}: {text}", title="trt-tui bug", severity="error", timeout=10)
 
     def _title(self, view: BuildView) -> Text:
         job = view.job
@@ -431,6 +466,7 @@ class TrtTuiApp(App[int]):
         self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild")
 
     @on(ModelsChanged)
+    @guarded
     def _models_changed(self, message: ModelsChanged) -> None:
         """New models appear and build, removed ones go, changed ones restart their build."""
         for change in message.changes:
