@@ -363,8 +363,8 @@ def test_recorder_records_failures_and_cancels(tmp_path: Path, mnist: Path) -> N
 def test_recorder_in_a_process_build_gets_the_backend_from_the_outcome(
     tmp_path: Path, mnist: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A process build's final event reaches the pump before the child is reaped and the outcome
-    set; whatever the recorder wrote then, the backend is right once the history is closed."""
+    """A process build's final event is held by the scheduler until the child is reaped and the
+    outcome set, so the record names the backend that built it."""
     from trt_tui.core import backend
     from trt_tui.core.executors import ProcessExecutor
 
@@ -416,35 +416,6 @@ def test_recorder_never_raises_and_reports_once(tmp_path: Path, capsys: pytest.C
     assert recorder.errors >= 2
     err = capsys.readouterr().err
     assert err.count("trt-tui: build history") == 1 and "closed" in err
-
-
-def test_recorder_corrects_a_backend_guessed_before_the_outcome(tmp_path: Path, monkeypatch) -> None:
-    """The race the process executor has, made deterministic: the final event is delivered while
-    `job.outcome` is still None, so the backend is a guess; the outcome arriving fixes the record."""
-    from trt_tui.core import backend
-    from trt_tui.core.build import Outcome
-
-    monkeypatch.setattr(backend, "_loaded", {})
-    history = History(tmp_path / "h.sqlite3")
-    recorder = HistoryRecorder(history)
-    job = _Job(1, tmp_path / "m.onnx")
-    recorder(job, synthetic_build(1))
-    (rec,) = history.builds()
-    assert (rec.backend, rec.backend_version) == ("auto", "")  # the choice: nothing loaded to ask
-    job.outcome = Outcome(State.SUCCEEDED, engine_bytes=1234, backend="tensorrt-rtx", backend_version="9.9")
-    recorder.flush()
-    (rec,) = history.builds()
-    assert (rec.backend, rec.backend_version) == ("tensorrt-rtx", "9.9")
-
-    # Without a flush, closing the history corrects it too.
-    late = _Job(2, tmp_path / "m.onnx")
-    recorder(late, synthetic_build(2))
-    late.outcome = Outcome(State.SUCCEEDED, engine_bytes=1234, backend="tensorrt", backend_version="10.9")
-    history.close()
-    with History(tmp_path / "h.sqlite3") as reopened:
-        assert [(b.backend, b.backend_version) for b in reopened.builds()] == [
-            ("tensorrt", "10.9"), ("tensorrt-rtx", "9.9")]
-    assert recorder.errors == 0
 
 
 def test_format_history_is_a_plain_aligned_table() -> None:

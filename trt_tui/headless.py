@@ -30,24 +30,7 @@ from .core.events import (
 )
 from .core.phases import Phase, PhaseTree
 from .core.scheduler import BuildJob
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
-
-
-def human_seconds(s: float) -> str:
-    if s < 60:
-        return f"{s:.1f}s"
-    minutes, seconds = divmod(int(s), 60)
-    return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+from .core.units import human_bytes, human_seconds
 
 
 def state_line(model: str, event: StateChanged) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
+from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
 
 Shape = tuple[int, ...]
@@ -83,6 +84,17 @@ def check_output_writable(output: Path) -> None:
         raise BuildError(f"{output}: output directory {parent} is not writable")
     if output.is_dir():
         raise BuildError(f"{output}: is a directory, not an engine file")
+
+
+def missing_external_data(model: Path) -> Path | None:
+    """The first external data file (weights kept beside the model) that `model` names and that is
+    not there. TensorRT's parser says only that it could not import an initializer, not which file
+    it could not open."""
+    try:
+        files = read_model_info(model).external_data
+    except ModelInfoError:  # not a readable model: the parser says why
+        return None
+    return next((path for path in files if not path.is_file()), None)
 
 
 def parser_errors(parser, model: Path) -> str:
@@ -249,6 +261,9 @@ def _run(spec: BuildSpec, state: MonitorState, change, temp: Path) -> Outcome:
         raise BuildError(f"{model}: not a file")
     if not os.access(model, os.R_OK):
         raise BuildError(f"{model}: not readable (permission denied)")
+    missing = missing_external_data(model)
+    if missing is not None:
+        raise BuildError(f"{model}: external data file {missing} does not exist")
     check_output_writable(spec.output)
 
     trt = backend.trt

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import BuildSpec, Outcome
+from .build import BuildSpec, Outcome, remove_temp
 from .events import State
 from .modelinfo import ModelInfoError, read_model_info
 
@@ -110,11 +110,18 @@ class EngineCache:
         return Outcome(State.SKIPPED, detail="engine is up to date", engine_bytes=recorded["engine_bytes"])
 
     def record(self, spec: BuildSpec, key: CacheKey, engine_bytes: int) -> None:
-        """Write the sidecar atomically after a successful build."""
+        """Write the sidecar atomically after a successful build. Never raises: the engine is in
+        place and good, and the sidecar only spares a later rebuild, so failing to write it (a full
+        disk, a vanished directory) must not turn the build into a failure; the half-written
+        temporary is removed, and so is the old sidecar (it names another engine)."""
         path = sidecar_path(spec.output)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key.as_dict(), "engine_bytes": engine_bytes}, indent=1))
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(json.dumps({"key": key.as_dict(), "engine_bytes": engine_bytes}, indent=1))
+            os.replace(tmp, path)
+        except OSError:
+            remove_temp(tmp)
+            remove_temp(path)
 
     def forget(self, spec: BuildSpec) -> None:
         sidecar_path(spec.output).unlink(missing_ok=True)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from .events import State, StateChanged
 from .phases import PhaseTree
+from .units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
     from .scheduler import BuildJob
@@ -142,7 +143,6 @@ class History:
         self.path = Path(path).expanduser() if path is not None else default_path()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._before_close: list[Callable[[], None]] = []  # recorders' last corrections
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None,
@@ -232,13 +232,6 @@ class History:
             )
             return cursor.lastrowid
 
-    def _update_backend(self, record_id: int, backend: str, backend_version: str) -> None:
-        with self._lock:
-            self._conn().execute("UPDATE builds SET backend = ?, backend_version = ? WHERE id = ?",
-                                 (backend, backend_version, record_id))
-
-    # -- reading ------------------------------------------------------------------------------
-
     def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:
         """The model's absolute path where the history knows it, else any path with its file name."""
         absolute = _absolute(model)
@@ -280,9 +273,6 @@ class History:
         return {key: statistics.median(values) for key, values in samples.items()} or None
 
     def close(self) -> None:
-        hooks, self._before_close = self._before_close, []
-        for hook in hooks:
-            hook()
         with self._lock:
             db, self._db = self._db, None
         if db is not None:
@@ -330,11 +320,9 @@ class HistoryRecorder:
     job reaches a final state. Cheap per call (it runs on the scheduler's pump thread) and never raises:
     the first error is printed to stderr, later ones are only counted in `errors`.
 
-    The final event can reach the pump a moment before the executor hands the job its `Outcome` (a
-    process build is reaped first), and the outcome is where the backend's name and version come
-    from. The record is written at once regardless, so it exists when `Scheduler.wait()` returns; if
-    the backend had to be guessed then, a later call, `flush()` or `History.close()` corrects it from the
-    outcome.
+    The scheduler delivers a job's final event only once its `Outcome` is set, so the backend's name
+    and version come from the outcome; the record is written at once, so it exists when
+    `Scheduler.wait()` returns.
     """
 
     def __init__(
@@ -349,15 +337,11 @@ class HistoryRecorder:
         self.errors = 0
         self.recorded: dict[int, int] = {}  # job id -> record id, for the most recent jobs
         self._jobs: dict[BuildJob, _Pending] = {}
-        self._fixups: dict[BuildJob, int] = {}  # job -> record id, backend guessed before its outcome came
         self._lock = threading.Lock()
-        history._before_close.append(self.flush)
 
     def __call__(self, job: BuildJob, events: list) -> None:
         try:
             with self._lock:
-                if self._fixups:
-                    self._fix_backends()
                 pending = self._jobs.get(job)
                 if pending is None:
                     pending = self._jobs[job] = _Pending()
@@ -368,14 +352,6 @@ class HistoryRecorder:
                         del self._jobs[job]
                         self._record(job, pending, event)
                         break
-        except Exception as exc:
-            self._report(exc)
-
-    def flush(self) -> None:
-        """Correct the backend of records written before their job's outcome was known."""
-        try:
-            with self._lock:
-                self._fix_backends()
         except Exception as exc:
             self._report(exc)
 
@@ -410,16 +386,6 @@ class HistoryRecorder:
         self.recorded[job.id] = record_id
         if len(self.recorded) > 1000:
             self.recorded.pop(next(iter(self.recorded)))
-        if job.outcome is None and self.backend_info is default_backend_info:
-            self._fixups[job] = record_id
-
-    def _fix_backends(self) -> None:
-        for job, record_id in list(self._fixups.items()):
-            if job.outcome is None:
-                continue
-            del self._fixups[job]
-            if job.outcome.backend:
-                self.history._update_backend(record_id, *default_backend_info(job))
 
     def _report(self, exc: Exception) -> None:
         self.errors += 1
@@ -479,27 +445,6 @@ def slow_phases(
 # -- the `trt-tui history` table ------------------------------------------------------------------
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # unreachable
-
-
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
     """A plain table, one line per build after a header: date, model, state, duration, engine, backend.
     No records: no lines (the caller says so in its own words)."""
@@ -508,8 +453,8 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
             rec.name,
             rec.state,
-            _duration(rec.duration),
-            _size(rec.engine_bytes),
+            human_seconds(rec.duration),
+            human_bytes(rec.engine_bytes),
             f"{rec.backend} {rec.backend_version}".strip() or "-",
         )
         for rec in records

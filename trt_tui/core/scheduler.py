@@ -40,6 +40,7 @@ class BuildJob:
     finished: float | None = None
     thread: threading.Thread | None = None
     delivered: threading.Event = field(default_factory=threading.Event)
+    held: list[Event] = field(default_factory=list)  # the final events, until the outcome is set
 
     def sink(self, event: Event) -> None:
         """Where the build's callbacks put events. The state is tracked here, at the source, so
@@ -222,7 +223,15 @@ class Scheduler:
         for job in jobs:
             # Read `finished` before draining: if it was set, the build's last event is in the buffer.
             finished = job.finished is not None and (job.thread is None or not job.thread.is_alive())
-            events = job.buffer.drain()
+            events = job.held + job.buffer.drain()
+            job.held = []
+            if not finished:
+                # Subscribers see a job's final state only once its outcome is set (a child process
+                # reports it a moment before it is reaped), so they may read `job.outcome` then.
+                for i, event in enumerate(events):
+                    if type(event) is StateChanged and event.state.final:
+                        events, job.held = events[:i], events[i:]
+                        break
             if events:
                 for subscriber in subscribers:
                     try:

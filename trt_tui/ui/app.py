@@ -37,8 +37,8 @@ from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.phases import PhaseTree
 from ..core.scheduler import BuildJob
 from ..core.session import make_session
+from ..core.units import human_bytes, human_seconds
 from ..core.watch import ModelWatcher
-from ..headless import human_bytes, human_seconds
 from .messages import BuildEvents, GpuSampled, ModelsChanged
 from .themes import load_themes
 from .widgets.build_list import BuildList
