@@ -260,3 +260,32 @@ def test_headless_watch_builds_then_rebuilds_on_change(tmp_path, mnist_bytes):
         proc.wait(20)
     assert proc.returncode == 0
     assert "Traceback" not in proc.stderr.read()
+
+
+async def test_app_w_key_watches_new_and_changed_models(tmp_path, mnist_bytes, monkeypatch):
+    """`w` in the app: a new ONNX file appears in the picker and builds; a deleted one disappears."""
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    monkeypatch.setenv("TRT_TUI_HISTORY", str(tmp_path / "h.sqlite3"))
+    models = tmp_path / "models"
+    models.mkdir()
+    app = TrtTuiApp(AppConfig(paths=[str(models)], executor="thread"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("w")
+        assert app.watcher is not None and app.sub_title == "watching"
+        await pilot.pause(0.3)
+        (models / "new.onnx").write_bytes(mnist_bytes)
+        deadline = time.monotonic() + 20
+        while not (app.views and app.views[1].state.final):
+            assert time.monotonic() < deadline, "the new model was not built"
+            await pilot.pause(0.05)
+        assert str(models / "new.onnx") in app.picker.models
+        assert app.views[1].state is State.SUCCEEDED
+        (models / "new.onnx").unlink()
+        deadline = time.monotonic() + 10
+        while str(models / "new.onnx") in app.picker.models:
+            assert time.monotonic() < deadline, "the deleted model stayed in the picker"
+            await pilot.pause(0.05)
+        await pilot.press("w")
+        assert app.watcher is None
+        await pilot.press("q")
