@@ -135,3 +135,16 @@ def temp_files(directory: Path) -> list[Path]:
 def leftover_temp_files():
     """`leftover_temp_files(dir)` lists the half-written engines a build left behind (there must be none)."""
     return temp_files
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_history(tmp_path_factory):
+    """No test writes to the user's real build history; child processes inherit the variable."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite3"
+    saved = os.environ.get("TRT_TUI_HISTORY")
+    os.environ["TRT_TUI_HISTORY"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("TRT_TUI_HISTORY", None)
+    else:
+        os.environ["TRT_TUI_HISTORY"] = saved
