@@ -247,7 +247,8 @@ async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
 
 def test_snapshot_mid_build(snap_compare, models):
     """The main screen during a (replayed) ResNet-50 build, held mid-way: a fixed picture."""
-    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True))
+    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
+               history=str(models / "empty-history.sqlite3"))  # no ETA from other tests' builds
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
 
@@ -261,7 +262,8 @@ def test_snapshot_mid_build(snap_compare, models):
 
 
 def test_snapshot_after_cancel(snap_compare, models):
-    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True))
+    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
+               history=str(models / "empty-history.sqlite3"))  # no ETA from other tests' builds
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
 

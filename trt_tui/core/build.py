@@ -188,8 +188,11 @@ class _TimingCache:
 
 def write_atomically(data, output: Path, temp: Path) -> int:
     """Write to `temp` in the target directory, fsync, rename over `output`; remove `temp` on any
-    failure (ENOSPC, a vanished directory) so nothing half-written remains."""
+    failure (ENOSPC, a vanished directory) so nothing half-written remains. The directory is held
+    open meanwhile: if it is renamed during the write, the rename into place fails, and `temp` is
+    removed from wherever the directory went, not looked for where it no longer is."""
     view = memoryview(data)
+    directory = _open_directory(temp.parent)
     try:
         with open(temp, "xb") as f:
             f.write(view)
@@ -198,8 +201,27 @@ def write_atomically(data, output: Path, temp: Path) -> int:
         os.replace(temp, output)
     except BaseException:
         remove_temp(temp)
+        if directory is not None:
+            try:
+                os.unlink(temp.name, dir_fd=directory)
+            except OSError:
+                pass
         raise
+    finally:
+        if directory is not None:
+            os.close(directory)
     return view.nbytes
+
+
+def _open_directory(path: Path) -> int | None:
+    """A descriptor of `path` for `unlink(dir_fd=...)`; None where there is none (Windows, or no
+    such directory: then the write fails by itself)."""
+    if os.unlink not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
 
 
 def remove_temp(temp: Path) -> None:

@@ -218,13 +218,13 @@ class TrtTuiApp(App[int]):
         models, errors = find_models(paths)
         self.picker.roots = [Path(p) for p in paths if Path(p).is_dir()]
         for err in errors:
-            self.notify(err, severity="error", timeout=8)
+            self.notify(err, severity="error", timeout=8, markup=False)
         for model in models:
             self.picker.set_model(str(model))
         if models:
             self.picker.move_cursor(row=0)
         else:
-            self.notify(f"No ONNX files under {', '.join(paths)}", severity="warning")
+            self.notify(f"No ONNX files under {', '.join(paths)}", severity="warning", markup=False)
         self._read_infos([str(m) for m in models])
 
     @work(thread=True, group="model-info", exit_on_error=False)
@@ -325,9 +325,11 @@ class TrtTuiApp(App[int]):
             if event.engine_bytes is not None:
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
             if event.state is State.FAILED:
-                self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10)
+                self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
+                            markup=False)
             elif event.state is State.CANCELLED:
-                self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning")
+                self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning",
+                            markup=False)
         if self.selected == view.job.id:
             self.phase_view.set_title(self._title(view))
 
@@ -353,7 +355,8 @@ class TrtTuiApp(App[int]):
         text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         if (handler, text) not in self._notified_errors:
             self._notified_errors.add((handler, text))
-            self.notify(f"Internal error in {handler}: {text}", title="trt-tui bug", severity="error", timeout=10)
+            self.notify(f"Internal error in {handler}: {text}", title="trt-tui bug", severity="error", timeout=10,
+                        markup=False)
 
     def _title(self, view: BuildView) -> Text:
         job = view.job
@@ -428,7 +431,7 @@ class TrtTuiApp(App[int]):
         if again:
             self.notify(f"Forcing cancel of #{view.job.id}")
         else:
-            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)")
+            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)", markup=False)
 
     def action_cancel_all(self) -> None:
         n = self.scheduler.cancel_all()
@@ -463,7 +466,7 @@ class TrtTuiApp(App[int]):
         self.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
         self.watcher.start()
         self.sub_title = "watching"
-        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild")
+        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild", markup=False)
 
     @on(ModelsChanged)
     @guarded
