@@ -57,11 +57,15 @@ class _Renderer:
             tree = self.trees[job.id] = PhaseTree()
         return tree
 
+    def _write(self, lines: list[str]) -> None:
+        if lines:
+            with self.lock:
+                self.out.write("\n".join(lines) + "\n")
+                self.out.flush()
+
     def message(self, text: str) -> None:
         """A line from the CLI itself (cancelling…, errors), printed in order with build output."""
-        with self.lock:
-            self.out.write(text + "\n")
-            self.out.flush()
+        self._write([text])
 
     def close(self) -> None:
         pass
@@ -85,10 +89,7 @@ class PlainRenderer(_Renderer):
                 lines.append(f"[{model}] {event.severity.label}: {event.message}")
             elif type(event) is StateChanged:
                 lines.append(state_line(model, event))
-        if lines:
-            with self.lock:
-                self.out.write("\n".join(lines) + "\n")
-                self.out.flush()
+        self._write(lines)
 
 
 class JsonRenderer(_Renderer):
@@ -105,14 +106,10 @@ class JsonRenderer(_Renderer):
             if type(event) is Step and phase is not None:
                 data["num_steps"] = phase.num_steps
             lines.append(json.dumps(data))
-        with self.lock:
-            self.out.write("\n".join(lines) + "\n")
-            self.out.flush()
+        self._write(lines)
 
     def message(self, text: str) -> None:
-        with self.lock:
-            self.out.write(json.dumps({"event": "message", "message": text}) + "\n")
-            self.out.flush()
+        self._write([json.dumps({"event": "message", "message": text})])
 
 
 class TtyRenderer(_Renderer):
