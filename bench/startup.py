@@ -1,0 +1,149 @@
+"""6. Start-up and memory, each in a fresh process.
+
+- `import`: wall time of `python -c "import trt_tui.ui.app"` against `python -c pass`, interleaved.
+- `pty first frame`: `python -m trt_tui DIR` on a pseudo-terminal (120x40, TERM=xterm-256color), timed
+  from the process being started to the first bytes on the terminal and to the first frame that shows
+  the model list (the output contains a sample's name); then `q`. This is what a user waits for.
+- `in-process first frame` (`workers.py first_frame`): `TrtTuiApp()` construction → `run_test`'s pilot
+  (mounted, models listed, screen idle) → the first repaint after that.
+- `idle RSS` (`workers.py idle_rss`): the app headless for 3 s; VmRSS. Plus a bare `python` and the
+  app's imports alone, to show where the memory goes.
+- `RSS with 4 builds` (`workers.py builds_rss`): `a` builds 4 copies of ResNet-50 with `--jobs 4`;
+  peak RSS of the app process and (process executor) of its build children, sampled every 20 ms.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from common import REPO, Workdir, interleaved, summary
+
+HERE = Path(__file__).resolve().parent
+
+
+def _env(work: Workdir) -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO), TRT_TUI_HISTORY=str(work.root / "startup-history.db"))
+
+
+def worker(work: Workdir, *args: str, timeout: float = 120) -> dict:
+    proc = subprocess.run([sys.executable, str(HERE / "workers.py"), *args], capture_output=True, text=True,
+                          env=_env(work), timeout=timeout, cwd=str(REPO))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"workers.py {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def import_times(work: Workdir, reps: int) -> dict:
+    codes = {"python": "pass", "import_app": "import trt_tui.ui.app", "import_core": "import trt_tui.core.scheduler"}
+    times: dict[str, list[float]] = {k: [] for k in codes}
+    for _, name in interleaved(list(codes), reps):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", codes[name]], check=True, env=_env(work), cwd=str(REPO))
+        times[name].append(time.perf_counter() - t)
+    return {k: summary(v) for k, v in times.items()}
+
+
+def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", timeout: float = 20) -> dict:
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = _env(work)
+    env["TERM"] = "xterm-256color"
+    env.pop("COLUMNS", None)
+    env.pop("LINES", None)
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "trt_tui", str(directory), "--executor", "thread"],
+                            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(REPO),
+                            start_new_session=True)
+    os.close(slave)
+    out = b""
+    first_byte = frame = None
+    deadline = t + timeout
+    try:
+        while time.perf_counter() < deadline and frame is None:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if first_byte is None:
+                first_byte = time.perf_counter() - t
+            out += chunk
+            if marker in out:
+                frame = time.perf_counter() - t
+        os.write(master, b"q")
+        t_quit = time.perf_counter()
+        end = time.perf_counter() + 10
+        while proc.poll() is None and time.perf_counter() < end:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    os.read(master, 65536)
+                except OSError:
+                    break
+        try:
+            proc.wait(max(0.1, end - time.perf_counter()))
+            quit_s = time.perf_counter() - t_quit
+        except subprocess.TimeoutExpired:
+            quit_s = None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        os.close(master)
+    return {"first_byte_s": first_byte, "first_frame_s": frame, "quit_s": quit_s, "exit_code": proc.returncode}
+
+
+def run(work: Workdir, reps: int, log=print) -> dict:
+    out: dict = {}
+    out["import"] = import_times(work, reps)
+    log(f"  import trt_tui.ui.app: {out['import']['import_app']['median']:.3f} s "
+        f"(bare python {out['import']['python']['median']:.3f} s)")
+
+    directory = work.models_dir("startup", ["mnist", "resnet50", "densenet"])
+    frames = [pty_first_frame(work, directory) for _ in range(reps)]
+    out["pty"] = {"runs": frames, "first_frame": summary([f["first_frame_s"] for f in frames if f["first_frame_s"]]),
+                  "first_byte": summary([f["first_byte_s"] for f in frames if f["first_byte_s"]])}
+    log(f"  pty: first frame with the model list after {out['pty']['first_frame']['median']:.3f} s "
+        f"(first byte {out['pty']['first_byte']['median']:.3f} s)")
+
+    inproc = [worker(work, "first_frame", str(directory)) for _ in range(reps)]
+    out["in_process"] = {k: summary([r[k] for r in inproc]) for k in
+                         ("import_app_s", "construct_s", "to_ready_s", "to_first_repaint_s")}
+    log(f"  in-process: TrtTuiApp() → pilot ready {out['in_process']['to_ready_s']['median']:.3f} s, "
+        f"→ first repaint {out['in_process']['to_first_repaint_s']['median']:.3f} s")
+
+    idle = worker(work, "idle_rss", str(directory), "3")
+    out["idle"] = idle
+    log(f"  idle RSS {idle['rss_idle_kib'] / 1024:.1f} MiB (python {idle['rss_python_kib'] / 1024:.1f} MiB, "
+        f"after imports {idle['rss_after_import_kib'] / 1024:.1f} MiB)")
+
+    rdir = work.root / "startup-4builds"
+    rdir.mkdir(exist_ok=True)
+    for i in range(4):
+        target = rdir / f"r{i}.onnx"
+        if not target.exists():
+            os.link(work.model("resnet50"), target)
+    out["builds"] = {}
+    for executor in ("thread", "process"):
+        r = worker(work, "builds_rss", str(rdir), executor)
+        out["builds"][executor] = r
+        log(f"  4 builds, {executor:7s}: app peak {r['parent_peak_kib'] / 1024:6.1f} MiB, children peak sum "
+            f"{r['children_peak_sum_kib'] / 1024:6.1f} MiB (one child ≤ {r['child_peak_kib'] / 1024:.1f} MiB), "
+            f"app after {r['rss_after_kib'] / 1024:.1f} MiB; {r['states']}")
+    return out
