@@ -245,32 +245,38 @@ async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
         await pilot.press("q")
 
 
-def test_snapshot_mid_build(snap_compare, models):
-    """The main screen during a (replayed) ResNet-50 build, held mid-way: a fixed picture."""
+def held_replay_app(models: Path) -> TrtTuiApp:
+    """An app whose ResNet-50 replay holds in "Determining refit engines", with frozen clocks, no
+    history and no GPU: the same picture on every machine."""
     app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
                history=str(models / "empty-history.sqlite3"))  # no ETA from other tests' builds
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
+    return app
+
+
+async def start_held_build(pilot, app: TrtTuiApp) -> None:
+    await filter_to(pilot, app, "resnet")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
+
+
+def test_snapshot_mid_build(snap_compare, models):
+    """The main screen during a (replayed) ResNet-50 build, held mid-way: a fixed picture."""
+    app = held_replay_app(models)
 
     async def run_before(pilot):
-        await filter_to(pilot, app, "resnet")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
+        await start_held_build(pilot, app)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_snapshot_after_cancel(snap_compare, models):
-    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
-               history=str(models / "empty-history.sqlite3"))  # no ETA from other tests' builds
-    app.clock = lambda: 0.0
-    app.gpu_sampler = GpuSampler(nvml=_NoNvml())
+    app = held_replay_app(models)
 
     async def run_before(pilot):
-        await filter_to(pilot, app, "resnet")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
+        await start_held_build(pilot, app)
         await pilot.press("c")
         await wait_for(pilot, lambda: app.views[1].state.final, 10)
         app.clear_notifications()
