@@ -38,10 +38,9 @@ CONFIGS = ("none", "minimal", "core", "session_tty", "core_process", "app", "app
 
 
 def _write(serialized, output: Path) -> None:
-    from trt_tui.core.build import write_atomically
+    from trt_tui.core import atomic
 
-    temp = output.with_name(f".{output.name}.bench.tmp")
-    write_atomically(serialized, output, temp)
+    atomic.write_bytes(output, serialized)
 
 
 def build_plain(model: Path, output: Path, monitor_factory=None) -> None:

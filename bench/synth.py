@@ -117,13 +117,12 @@ def synthetic_child(job: int, spec, events, control) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threads_s, duration_s, rate_s = os.environ[ENV].split(",")
     t0 = time.monotonic()
-    temp = spec.temp_path(job)
     cancel = threading.Event()
-    threading.Thread(target=child._obey, args=(control, cancel, temp), daemon=True).start()
-    child._send(events, ("started", t0), temp)
+    threading.Thread(target=child._obey, args=(control, cancel), daemon=True).start()
+    child._send(events, ("started", t0))
     buffer = EventBuffer()
     done = threading.Event()
-    sender = threading.Thread(target=child._ship, args=(buffer, events, done, temp), daemon=True)
+    sender = threading.Thread(target=child._ship, args=(buffer, events, done), daemon=True)
     sender.start()
     buffer.push(Log(job, 0.0, Severity.WARNING, f"{T0_PREFIX}{t0!r}"))
     buffer.push(StateChanged(job, 0.0, State.PARSING))
@@ -136,9 +135,9 @@ def synthetic_child(job: int, spec, events, control) -> None:
     sender.join()
     last = buffer.drain()
     if last:
-        child._send(events, ("events", last), temp)
+        child._send(events, ("events", last))
     child._send(events, ("outcome", Outcome(State.SUCCEEDED, engine_bytes=0, detail=json.dumps(record),
-                                            backend="synthetic")), temp)
+                                            backend="synthetic")))
     sys.stdout.flush()
     os._exit(0)
 

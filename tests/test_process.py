@@ -110,7 +110,7 @@ def test_second_cancel_kills_the_child_at_once(samples, tmp_path, record_propert
     assert job.outcome.detail.startswith("cancelled in Building engine")
     assert REFIT in job.outcome.detail and "forced: the child process was stopped" in job.outcome.detail
     assert job.outcome.cancelled_in[-1] == REFIT
-    assert not job.spec.output.exists() and not job.spec.temp_path(job.id).exists()
+    assert not job.spec.output.exists() and not list(tmp_path.glob('.*.tmp'))
     assert os.listdir(tmp_path) == []
     assert job.finished - forced_at < 1.0
 
@@ -190,7 +190,7 @@ def test_crashed_child_fails_alone(samples, tmp_path):
     assert densenet.outcome.error == f"{densenet.spec.model}: TensorRT crashed: SIGSEGV while building (in {REFIT})"
     final = [e for e in recorder.events[densenet.id] if type(e) is StateChanged][-1]
     assert final.state is State.FAILED and final.error == densenet.outcome.error
-    assert not densenet.spec.output.exists() and not densenet.spec.temp_path(densenet.id).exists()
+    assert not densenet.spec.output.exists() and not list(tmp_path.glob('.*.tmp'))
     assert resnet.state is State.SUCCEEDED and resnet.spec.output.stat().st_size == resnet.outcome.engine_bytes
     assert after.state is State.SUCCEEDED and after.spec.output.exists()
 
@@ -298,7 +298,7 @@ ORPHAN_PARENT = textwrap.dedent(
     job = scheduler.submit(BuildSpec(Path(sys.argv[1]), Path(sys.argv[2])))
     while executor.pid_of(job) is None or job.state.value != "building":
         time.sleep(0.01)
-    print(executor.pid_of(job), job.spec.temp_path(job.id), flush=True)
+    print(executor.pid_of(job), job.spec.output.parent, flush=True)
     os._exit(3)  # as a second Ctrl-C does: no cleanup at all
     """
 )
@@ -310,9 +310,9 @@ def test_child_exits_when_its_parent_dies(samples, tmp_path):
         capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent,
     )
     assert parent.returncode == 3, parent.stderr
-    pid_text, temp = parent.stdout.split()
+    pid_text, directory = parent.stdout.split()
     deadline = time.monotonic() + 5.0
     while alive(int(pid_text)) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not alive(int(pid_text))
-    assert not Path(temp).exists()
+    assert not list(Path(directory).glob(".*.tmp"))

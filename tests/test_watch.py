@@ -125,12 +125,15 @@ def test_burst_of_writes_gives_one_report(watched, mnist_bytes):
     assert rec.kinds() == [("changed", "b.onnx")]
 
 
-def test_a_file_that_is_not_onnx_is_never_reported(watched):
+def test_a_complete_file_that_is_not_onnx_is_reported_once_and_other_files_never(watched):
+    """Its build then fails with the reason; a silent watcher would leave the user guessing."""
     directory, rec, _ = watched
     (directory / "junk.onnx").write_bytes(os.urandom(4096))
     (directory / "notes.txt").write_text("hello")
     time.sleep(1.0)
-    assert rec.kinds() == []
+    assert rec.kinds() == [("added", "junk.onnx")]
+    time.sleep(1.0)  # an unchanged bad file is not reported again
+    assert rec.kinds() == [("added", "junk.onnx")]
 
 
 def test_external_data_counts_as_the_model(tmp_path, mnist_bytes):
@@ -178,8 +181,11 @@ def test_engine_cache_hit_miss_touch_and_force(tmp_path, mnist_bytes):
         edited.producer_name = "edited"
         model.write_bytes(edited.SerializeToString())
         assert build().state is State.SUCCEEDED
-        (tmp_path / "c.engine").write_bytes(b"tampered")  # an engine that is not the recorded one
-        assert build().state is State.SUCCEEDED
+        (tmp_path / "c.engine").write_bytes(b"tampered")  # not the engine trt-tui recorded writing
+        refused = build()
+        assert refused.state is State.FAILED and "not an engine trt-tui wrote" in refused.outcome.error
+        assert (tmp_path / "c.engine").read_bytes() == b"tampered", "a file of the user's must not be replaced"
+        assert build(force=True).state is State.SUCCEEDED
     finally:
         scheduler.shutdown()
 

@@ -10,6 +10,7 @@ import argparse
 import os
 import re
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,39 @@ class UsageError(Exception):
     """Bad options or unreadable input: exit 2 with the message."""
 
 
+def int_in(low: int, high: int | None = None):
+    """An argparse type: a whole number in [low, high], the range named in the error."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low or (high is not None and value > high):
+            allowed = f"{low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {value}")
+        return value
+    return convert
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
 # -- option parsing ----------------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's errors as one line (its usage block buries the one line that says what is wrong)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
 
@@ -41,6 +74,9 @@ def parse_size(text: str) -> int:
         raise UsageError(f"--workspace: {text!r} is not a size (try 1024M or 4G)")
     number, unit = float(match.group(1)), match.group(2).upper() or "M"
     return int(number * 1024 ** " KMGT".index(unit))
+
+
+MAX_DIMENSION = (1 << 31) - 1  # TensorRT's dimensions are 32-bit signed integers
 
 
 def parse_shape_list(option: str, text: str) -> dict[str, tuple[int, ...]]:
@@ -56,9 +92,12 @@ def parse_shape_list(option: str, text: str) -> dict[str, tuple[int, ...]]:
             raise UsageError(f"{option}: {item!r} has a dimension that is not a whole number") from None
         if any(d < 1 for d in shape):
             raise UsageError(f"{option}: {item!r}: every dimension must be at least 1")
-        if any(d > 1 << 31 for d in shape):
-            raise UsageError(f"{option}: {item!r}: a dimension is absurdly large")
-        shapes[name.strip()] = shape
+        if any(d > MAX_DIMENSION for d in shape):
+            raise UsageError(f"{option}: {item!r}: a dimension must be at most {MAX_DIMENSION}")
+        name = name.strip()
+        if name in shapes:
+            raise UsageError(f"{option}: input {name!r} is given twice")
+        shapes[name] = shape
     if not shapes:
         raise UsageError(f"{option}: no shapes given")
     return shapes
@@ -89,8 +128,6 @@ def shapes_from_args(args) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], 
 
 
 def options_from_args(args) -> BuildOptions:
-    if args.opt_level is not None and not 0 <= args.opt_level <= 5:
-        raise UsageError(f"--opt-level must be 0 to 5, not {args.opt_level}")
     try:
         backend = load_backend(args.backend)
     except BackendError as exc:
@@ -121,7 +158,7 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("build options (as trtexec names them)")
     g.add_argument("--backend", choices=CHOICES, default="auto", help="auto prefers full TensorRT when importable")
     g.add_argument("--workspace", metavar="SIZE", help="workspace memory pool limit, e.g. 4G or 1024M")
-    g.add_argument("--opt-level", type=int, metavar="0-5", help="builder optimization level")
+    g.add_argument("--opt-level", type=int_in(0, 5), metavar="0-5", help="builder optimization level")
     g.add_argument("--shapes", metavar="SPEC", help="fixed shapes for dynamic inputs: input:1x3x224x224,...")
     g.add_argument("--min-shapes", metavar="SPEC", help="optimization profile minimum shapes")
     g.add_argument("--opt-shapes", metavar="SPEC", help="optimization profile optimal shapes")
@@ -130,10 +167,10 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                    help="TensorRT-RTX target(s), e.g. 8.9 or 8.6,12.0 (repeatable)")
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="builds at once (default 2)")
+    p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
     p.add_argument("--executor", choices=("thread", "process"), default=None,
                    help="run each build on a thread or in a child process (hard cancel, crash isolation)")
-    p.add_argument("--cancel-grace", type=float, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
+    p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
                    help="with --executor process: force a cancel that TensorRT has not honoured by then")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
@@ -197,68 +234,143 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
 # -- subcommands -------------------------------------------------------------------------------
 
 
-def make_executor(args):
-    from .core.executors import make_executor as make
+def session_from_args(args):
+    from .core.session import make_session
 
-    return make(args.executor, cancel_grace=args.cancel_grace)
+    return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace)
 
 
-def make_session(args):
-    from .core.session import make_session as make
+def check_trace_path(text: str | None) -> None:
+    """--trace is written when the builds end: find out now, not after a long build, that it cannot be."""
+    if not text:
+        return
+    path = Path(text)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"--trace {path}: is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"--trace {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--trace {path}: directory {parent} is not writable")
 
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
-    return make(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace)
+
+class Stopper:
+    """SIGINT, SIGTERM and SIGHUP for the headless commands: the first cancels every build (they end
+    CANCELLED, their temporaries removed, their final events delivered); a second exits at once,
+    still removing this process's temporaries. Exit code 128 + the signal's number."""
+
+    SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
+
+    def __init__(self, on_first) -> None:
+        self.on_first = on_first
+        self.signal: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> Stopper:
+        for number in self.SIGNALS:
+            self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+
+    def _handle(self, signum, frame) -> None:
+        if self.signal is not None:
+            from .core.atomic import remove_own_temps
+
+            remove_own_temps()
+            os._exit(128 + signum)
+        self.signal = signum
+        self.on_first(signal.Signals(signum).name)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal).name if self.signal else ""
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signal if self.signal else EXIT_OK
+
+
+def check_outputs(models: list[Path], outputs: list[Path], force: bool) -> None:
+    """Before any build starts: no engine on its own model or on another model, none on a file trt-tui
+    did not write (unless --force), no two builds onto one engine."""
+    from .core.build import BuildError, BuildSpec, check_output_replaceable, is_same_file
+
+    seen: list[Path] = []
+    for model, output in zip(models, outputs):
+        if any(is_same_file(output, other) for other in seen):
+            raise UsageError(f"{output}: two models would write the same engine; build them separately")
+        seen.append(output)
+        clash = next((m for m in models if is_same_file(output, m)), None)
+        if clash is not None:
+            raise UsageError(f"{output}: the engine of {model} would overwrite the model {clash}; choose another -o")
+        try:
+            check_output_replaceable(BuildSpec(model, output, force=force))
+        except BuildError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def unique_models(paths: list[str]) -> list[Path]:
+    """The models as given, a model named twice (by any path to the same file) built once."""
+    from .core.build import is_same_file
+
+    models: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if not any(is_same_file(path, known) for known in models):
+            models.append(path)
+    return models
 
 
 def cmd_build(args) -> int:
     from .headless import make_renderer
 
     options = options_from_args(args)
-    models = [Path(m) for m in args.models]
+    check_trace_path(args.trace)
+    models = unique_models(args.models)
     unreadable = {m: err for m in models if (err := check_model_readable(m))}
     buildable = [m for m in models if m not in unreadable]
     outputs = outputs_for(models, args.output)
+    check_outputs(models, outputs, args.force)
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
     for err in unreadable.values():
         print(f"trt-tui: {err}", file=sys.stderr)
-    session = make_session(args)
+    session = session_from_args(args)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
-    interrupts = 0
     jobs = []
 
-    def on_sigint(signum, frame):
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            renderer.message("trt-tui: cancelling (Ctrl-C again to exit at once)")
-            scheduler.cancel_all()
-            return
-        for job in jobs:  # exiting at once: still leave no temporary engine behind
-            job.spec.temp_path(job.id).unlink(missing_ok=True)
-        os._exit(EXIT_CANCELLED)
+    def cancel_everything(name: str) -> None:
+        again = "Ctrl-C" if name == "SIGINT" else name
+        renderer.message(f"trt-tui: {name}: cancelling every build ({again} again to exit at once)")
+        scheduler.cancel_all()
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        for model, output in zip(models, outputs):
-            if model in buildable:
-                jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force)))
-        while not scheduler.wait(timeout=0.2):
-            pass
-    finally:
-        session.close()
-        renderer.close()
-        signal.signal(signal.SIGINT, previous)
+    with Stopper(cancel_everything) as stopper:
+        try:
+            for model, output in zip(models, outputs):
+                if model in buildable and stopper.signal is None:
+                    jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force)))
+            while not scheduler.wait(timeout=0.2):
+                pass
+        finally:
+            session.close()
+            renderer.close()
     states = [job.state for job in jobs]
     for job in jobs:
         if job.state is State.FAILED and not args.json:
             print(f"trt-tui: {job.outcome.error}", file=sys.stderr)
-    if interrupts or State.CANCELLED in states:
+    cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
+    if stopper.signal is not None:
+        print(f"trt-tui: stopped by {stopper.name}: "
+              + (f"cancelled {', '.join(cancelled)}" if cancelled else "no build was running"), file=sys.stderr)
+        return stopper.exit_code
+    if State.CANCELLED in states:
         return EXIT_CANCELLED
     if unreadable:
         return EXIT_USAGE
-    if State.FAILED in states:
+    if State.FAILED in states or session.errors:
         return EXIT_FAILED
     return EXIT_OK
 
@@ -280,59 +392,69 @@ def cmd_samples(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    """Build every model now (current engines are skipped), then rebuild each one as it changes."""
-    from .core.watch import ModelWatcher, RebuildController
+    """Build every model now (current engines are skipped), then rebuild each one as it changes.
+    A file that is not a model (empty, cut short, garbage) is reported as a failed build of that
+    file, and watching goes on."""
+    from .core.watch import ModelChange, ModelWatcher, RebuildController
     from .headless import make_renderer
 
     options = options_from_args(args)
+    check_trace_path(args.trace)
     models, errors = find_models(args.paths)
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
         return EXIT_USAGE
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
-    session = make_session(args)
+    session = session_from_args(args)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force))
     watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
-    stop = {"requested": False, "cancelled": False}
+    active_at_signal: list[str] = []
 
-    def on_sigint(signum, frame):
-        if stop["requested"]:
-            os._exit(EXIT_CANCELLED)
-        stop["requested"] = True
-        stop["cancelled"] = bool(scheduler.active())
+    def stop(name: str) -> None:
+        active_at_signal.extend(str(job.spec.model) for job in scheduler.active())
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        from .core.watch import ModelChange
-
-        controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
-        watcher.start()
-        renderer.message(f"trt-tui: watching {', '.join(str(d) for d in watcher.dirs)} (Ctrl-C to stop)")
-        while not stop["requested"]:
-            time.sleep(0.1)
-            for err in watcher.errors:
-                renderer.message(f"trt-tui: {err}")
-            watcher.errors.clear()
-    finally:
-        watcher.stop()
-        session.close()
-        renderer.close()
-        signal.signal(signal.SIGINT, previous)
-    return EXIT_CANCELLED if stop["cancelled"] else EXIT_OK
+    with Stopper(stop) as stopper:
+        try:
+            controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
+            watcher.start()
+            renderer.message(f"trt-tui: watching {', '.join(str(d) for d in watcher.dirs)} (Ctrl-C to stop)")
+            while stopper.signal is None:
+                time.sleep(0.1)
+                for err in watcher.errors:
+                    renderer.message(f"trt-tui: {err}")
+                watcher.errors.clear()
+        finally:
+            watcher.stop()
+            session.close()
+            renderer.close()
+    if active_at_signal:
+        print(f"trt-tui: stopped by {stopper.name}: cancelled {', '.join(active_at_signal)}", file=sys.stderr)
+    if stopper.signal is not None and stopper.signal != signal.SIGINT:
+        return stopper.exit_code
+    return EXIT_CANCELLED if active_at_signal else EXIT_OK
 
 
 def cmd_history(args) -> int:
-    from .core.history import History, format_history
+    from .core.history import History, HistoryError, default_path, format_history
     from .core.session import history_path
 
-    history = History(history_path(args.history))
+    path = history_path(args.history) or default_path()
+    if not path.exists() and not args.history:
+        print("no builds recorded")  # nothing built yet: nothing to read, and nothing is created
+        return EXIT_OK
     try:
-        records = history.builds(args.model, limit=args.limit)
-    finally:
-        history.close()
+        history = History(path, create=False)
+        try:
+            records = history.builds(args.model, limit=args.limit)
+        finally:
+            history.close()
+    except HistoryError as exc:
+        raise UsageError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise UsageError(f"{path}: cannot read build history: {exc}") from None
     if not records:
         print("no builds recorded" + (f" for {args.model}" if args.model else ""))
         return EXIT_OK
@@ -352,7 +474,7 @@ def cmd_app(args) -> int:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    app = argparse.ArgumentParser(
+    app = Parser(
         prog="trt-tui",
         description="Watch TensorRT engine builds live and cancel them. Subcommands: "
         + ", ".join(SUBCOMMANDS) + " (trt-tui SUBCOMMAND -h).",
@@ -364,8 +486,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     add_build_options(app)
 
-    sub = argparse.ArgumentParser(prog="trt-tui")
-    cmds = sub.add_subparsers(dest="command", required=True)
+    sub = Parser(prog="trt-tui")
+    cmds = sub.add_subparsers(dest="command", required=True, parser_class=Parser)
     b = cmds.add_parser("build", help="build engines headless")
     b.add_argument("models", nargs="+", help="ONNX files")
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
@@ -377,7 +499,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     add_build_options(w)
     h = cmds.add_parser("history", help="list past builds")
     h.add_argument("model", nargs="?", help="only this model (path or file name)")
-    h.add_argument("-n", "--limit", type=int, default=50, help="at most this many (default 50)")
+    h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
     s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")
     s.add_argument("directory")

@@ -3,18 +3,22 @@
 `run_build` is a plain function of plain data (a `BuildSpec`, a sink for events, a cancel flag) so the
 same code runs on a thread of this process or inside a child process. It owns its Builder, network,
 parser and config (TensorRT allows one thread per Builder), reports every state change as an event, and
-writes the engine to a temporary file in the target directory that is renamed into place only after a
-successful build, so a cancel, a failure or a crash never leaves a half-written engine behind.
+writes the engine through `atomic` (a temporary in the target directory, renamed into place only after a
+successful build), so a cancel, a failure or a crash never leaves a half-written engine behind. It
+refuses to write over its own model, and over any file that is not an engine trt-tui wrote (its
+sidecar says which bytes those are) unless the spec says `force`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import atomic, sidecar
 from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
 from .modelinfo import ModelInfoError, read_model_info
@@ -53,11 +57,7 @@ class BuildSpec:
     model: Path  # as the user gave it
     output: Path
     options: BuildOptions = field(default_factory=BuildOptions)
-    force: bool = False  # build even when the engine cache says the engine is current
-
-    def temp_path(self, job: int) -> Path:
-        """Chosen before the build starts so whoever runs the build (or kills it) can remove it."""
-        return self.output.with_name(f".{self.output.name}.{os.getpid()}.{job}.tmp")
+    force: bool = False  # build even when the engine cache says the engine is current; replace any file
 
 
 @dataclass
@@ -69,6 +69,7 @@ class Outcome:
     cancelled_in: list[str] | None = None  # phase path, outermost first
     backend: str | None = None
     backend_version: str | None = None
+    engine_sha256: str | None = None
 
 
 def default_output(model: Path) -> Path:
@@ -86,15 +87,30 @@ def check_output_writable(output: Path) -> None:
         raise BuildError(f"{output}: is a directory, not an engine file")
 
 
-def missing_external_data(model: Path) -> Path | None:
-    """The first external data file (weights kept beside the model) that `model` names and that is
-    not there. TensorRT's parser says only that it could not import an initializer, not which file
-    it could not open."""
+def is_same_file(a: Path, b: Path) -> bool:
+    """The same path, the same inode (a hard link) or a link to it."""
     try:
-        files = read_model_info(model).external_data
-    except ModelInfoError:  # not a readable model: the parser says why
-        return None
-    return next((path for path in files if not path.is_file()), None)
+        if os.path.abspath(a) == os.path.abspath(b) or a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_replaceable(spec: BuildSpec) -> None:
+    """The engine must not land on the model, and must not replace a file trt-tui did not write
+    (a user's engine from another tool, a model, anything) unless `--force` says so."""
+    output = spec.output
+    if is_same_file(output, spec.model):
+        raise BuildError(f"{output}: the engine would overwrite its own model {spec.model}; choose another -o")
+    if output.is_symlink():
+        raise BuildError(f"{output}: is a symbolic link; trt-tui writes engines only to regular files")
+    if spec.force or not output.exists():
+        return
+    if not output.is_file():
+        raise BuildError(f"{output}: exists and is not a regular file")
+    if not sidecar.written_by_us(output):
+        raise BuildError(f"{output}: exists and is not an engine trt-tui wrote; use --force to replace it")
 
 
 def parser_errors(parser, model: Path) -> str:
@@ -181,57 +197,7 @@ class _TimingCache:
             if self.path.exists():
                 other = config.create_timing_cache(self.path.read_bytes())
                 cache.combine(other, ignore_mismatch=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(memoryview(cache.serialize()))
-            os.replace(tmp, self.path)
-
-
-def write_atomically(data, output: Path, temp: Path) -> int:
-    """Write to `temp` in the target directory, fsync, rename over `output`; remove `temp` on any
-    failure (ENOSPC, a vanished directory) so nothing half-written remains. The directory is held
-    open meanwhile: if it is renamed during the write, the rename into place fails, and `temp` is
-    removed from wherever the directory went, not looked for where it no longer is."""
-    view = memoryview(data)
-    directory = _open_directory(temp.parent)
-    try:
-        with open(temp, "xb") as f:
-            f.write(view)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, output)
-    except BaseException:
-        remove_temp(temp)
-        if directory is not None:
-            try:
-                os.unlink(temp.name, dir_fd=directory)
-            except OSError:
-                pass
-        raise
-    finally:
-        if directory is not None:
-            os.close(directory)
-    return view.nbytes
-
-
-def _open_directory(path: Path) -> int | None:
-    """A descriptor of `path` for `unlink(dir_fd=...)`; None where there is none (Windows, or no
-    such directory: then the write fails by itself)."""
-    if os.unlink not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
-        return None
-    try:
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None
-
-
-def remove_temp(temp: Path) -> None:
-    """Remove a temporary engine if there is one. Never raises: where the target directory is not a
-    directory (or is unreadable) there is nothing to remove, and `unlink` fails with ENOTDIR or EACCES,
-    which `missing_ok` does not cover; raising here would replace the build's real error."""
-    try:
-        temp.unlink(missing_ok=True)
-    except OSError:
-        pass
+            atomic.write_bytes(self.path, cache.serialize())
 
 
 def run_build(
@@ -253,22 +219,19 @@ def run_build(
         sink(StateChanged(job, time.monotonic() - t0, new, **extra))
 
     outcome: Outcome
-    temp = spec.temp_path(job)
     try:
-        outcome = _run(spec, state, change, temp)
+        outcome = _run(spec, state, change)
     except BuildError as exc:
         outcome = Outcome(State.FAILED, error=str(exc))
     except MemoryError:
         outcome = Outcome(State.FAILED, error=f"{spec.model}: out of memory while building")
     except Exception as exc:  # a bug of ours or an unexpected TensorRT error: still one line, no traceback
         outcome = Outcome(State.FAILED, error=f"{spec.model}: {type(exc).__name__}: {exc}")
-    finally:
-        remove_temp(temp)
     change(outcome.state, error=outcome.error, detail=outcome.detail, engine_bytes=outcome.engine_bytes)
     return outcome
 
 
-def _run(spec: BuildSpec, state: MonitorState, change, temp: Path) -> Outcome:
+def _run(spec: BuildSpec, state: MonitorState, change) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
     try:
@@ -283,18 +246,30 @@ def _run(spec: BuildSpec, state: MonitorState, change, temp: Path) -> Outcome:
         raise BuildError(f"{model}: not a file")
     if not os.access(model, os.R_OK):
         raise BuildError(f"{model}: not readable (permission denied)")
-    missing = missing_external_data(model)
+    try:
+        info = read_model_info(model)  # empty, cut short, not ONNX: say so before TensorRT guesses
+    except ModelInfoError as exc:
+        reason = str(exc).removeprefix(f"{model}: ")
+        raise BuildError(f"{model}: cannot parse ONNX: {reason}") from None
+    missing = next((path for path in info.external_data if not path.is_file()), None)
     if missing is not None:
         raise BuildError(f"{model}: external data file {missing} does not exist")
     check_output_writable(spec.output)
+    check_output_replaceable(spec)
+    # A writer killed mid-write (SIGKILL, a crash) cannot clean up after itself: the next one does.
+    atomic.remove_stale_temps(spec.output.parent)
 
     trt = backend.trt
     router, logger = shared_logger(trt)
     with router.bind(state, Severity.VERBOSE if options.verbose else Severity.INFO):
-        return _parse_and_build(backend, spec, state, change, temp, logger)
+        return _parse_and_build(backend, spec, state, change, logger)
 
 
-def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, temp: Path, logger) -> Outcome:
+class _CancelledWhileWriting(Exception):
+    pass
+
+
+def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, logger) -> Outcome:
     trt, model, options = backend.trt, spec.model, spec.options
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -322,8 +297,22 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
         timing.save(config, cache)
 
     change(State.WRITING)
+
+    def unless_cancelled() -> None:
+        # A cancel that came while the engine was being written still means "leave nothing".
+        if state._cancelled():
+            raise _CancelledWhileWriting
+
+    digest = hashlib.sha256(memoryview(serialized)).hexdigest()
     try:
-        size = write_atomically(serialized, spec.output, temp)
+        size = atomic.write_bytes(spec.output, serialized, before_replace=unless_cancelled)
+    except _CancelledWhileWriting:
+        return Outcome(State.CANCELLED, detail="cancelled while writing the engine; nothing was written")
     except OSError as exc:
         raise BuildError(f"{spec.output}: cannot write engine: {exc.strerror or exc}") from None
-    return Outcome(State.SUCCEEDED, engine_bytes=size, backend=backend.name, backend_version=backend.version)
+    try:
+        sidecar.write(spec.output, None, size, digest)  # marks the engine as ours; the cache adds its key
+    except OSError:
+        pass  # the engine is good; a later build will ask for --force to replace it
+    return Outcome(State.SUCCEEDED, engine_bytes=size, backend=backend.name, backend_version=backend.version,
+                   engine_sha256=digest)

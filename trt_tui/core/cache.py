@@ -1,9 +1,9 @@
 """The engine cache: skip a build whose engine is already current.
 
-Each engine gets a sidecar `<engine>.build.json` recording what it was built from: a hash of the ONNX
-bytes and its external data files, the build options, the backend and its version, the target. A
-build whose recorded key equals the key it would build with, and whose engine file is still the one
-recorded (same size), is answered SKIPPED without touching TensorRT.
+Each engine gets a sidecar `<engine>.build.json` (see `sidecar`) recording what it was built from: a
+hash of the ONNX bytes and its external data files, the build options, the backend and its version,
+the target. A build whose recorded key equals the key it would build with, and whose engine file still
+holds the bytes recorded (size and SHA-256), is answered SKIPPED without touching TensorRT.
 
 Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode) memo avoids
 re-reading unchanged files on every check.
@@ -12,22 +12,19 @@ re-reading unchanged files on every check.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import BuildSpec, Outcome, remove_temp
+from . import sidecar
+from .atomic import remove_quietly
+from .build import BuildSpec, Outcome
 from .events import State
 from .modelinfo import ModelInfoError, read_model_info
+from .sidecar import CHUNK, sidecar_path
 
-SIDECAR_SUFFIX = ".build.json"
-CHUNK = 1 << 20
-
-
-def sidecar_path(engine: Path) -> Path:
-    return engine.with_name(engine.name + SIDECAR_SUFFIX)
+__all__ = ["CacheKey", "ContentHasher", "EngineCache", "model_files", "sidecar_path"]
 
 
 def model_files(model: Path) -> list[Path]:
@@ -98,10 +95,13 @@ class EngineCache:
         if spec.force:
             return None
         try:
-            recorded = json.loads(sidecar_path(spec.output).read_text())
-            if not spec.output.is_file() or spec.output.stat().st_size != recorded.get("engine_bytes"):
+            recorded = sidecar.read(spec.output)
+            if recorded is None or not spec.output.is_file() or spec.output.is_symlink():
                 return None
             if recorded.get("key") != self.key(spec).as_dict():
+                return None
+            # Same size is not the same engine: another tool may have written one just as long.
+            if not sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash(spec.output)):
                 return None
         except (OSError, ValueError, KeyError, AttributeError, ModelInfoError):
             return None
@@ -109,19 +109,13 @@ class EngineCache:
             return None
         return Outcome(State.SKIPPED, detail="engine is up to date", engine_bytes=recorded["engine_bytes"])
 
-    def record(self, spec: BuildSpec, key: CacheKey, engine_bytes: int) -> None:
+    def record(self, spec: BuildSpec, key: CacheKey, outcome: Outcome) -> None:
         """Write the sidecar atomically after a successful build. Never raises: the engine is in
         place and good, and the sidecar only spares a later rebuild, so failing to write it (a full
         disk, a vanished directory) must not turn the build into a failure; the half-written
         temporary is removed, and so is the old sidecar (it names another engine)."""
-        path = sidecar_path(spec.output)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps({"key": key.as_dict(), "engine_bytes": engine_bytes}, indent=1))
-            os.replace(tmp, path)
+            digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
+            sidecar.write(spec.output, key.as_dict(), outcome.engine_bytes, digest)
         except OSError:
-            remove_temp(tmp)
-            remove_temp(path)
-
-    def forget(self, spec: BuildSpec) -> None:
-        sidecar_path(spec.output).unlink(missing_ok=True)
+            remove_quietly(sidecar_path(spec.output))

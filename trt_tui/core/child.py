@@ -22,58 +22,37 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import NoReturn
 
+from .atomic import remove_own_temps
 from .buffer import EventBuffer
-from .build import BuildSpec, remove_temp, run_build
+from .build import BuildSpec, run_build
 
 BATCH_INTERVAL = 0.02  # seconds: the most latency batching adds to an event
 
 
-@dataclass(frozen=True)
-class ChildSpec(BuildSpec):
-    """The spec as the child sees it: the engine goes to the temporary file the *parent* named.
-
-    `BuildSpec.temp_path` includes the pid of the process calling it, so the child's own choice would
-    be a name the parent cannot know; the parent, which must remove that file after killing the
-    child, names it instead.
-    """
-
-    temp: Path = Path()
-
-    @classmethod
-    def of(cls, spec: BuildSpec, temp: Path) -> ChildSpec:
-        return cls(**{f.name: getattr(spec, f.name) for f in fields(spec)}, temp=temp)
-
-    def temp_path(self, job: int) -> Path:
-        return self.temp
-
-
-def main(job: int, spec: ChildSpec, events, control) -> None:
+def main(job: int, spec: BuildSpec, events, control) -> None:
     """The child's whole life. `events` is the write end of the pipe to the parent, `control` the read
     end of the one from it."""
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what it means and
     # forwards a cancel, so the child must not die of it on its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.monotonic()
-    temp = spec.temp_path(job)
     cancel = threading.Event()
-    threading.Thread(target=_obey, args=(control, cancel, temp), name="trt-tui-control", daemon=True).start()
-    _send(events, ("started", t0), temp)
+    threading.Thread(target=_obey, args=(control, cancel), name="trt-tui-control", daemon=True).start()
+    _send(events, ("started", t0))
 
     buffer = EventBuffer()
     done = threading.Event()
-    sender = threading.Thread(target=_ship, args=(buffer, events, done, temp), name="trt-tui-sender", daemon=True)
+    sender = threading.Thread(target=_ship, args=(buffer, events, done), name="trt-tui-sender", daemon=True)
     sender.start()
     outcome = run_build(job, spec, buffer.push, cancel, t0=t0)
     done.set()
     sender.join()
     last = buffer.drain()
     if last:
-        _send(events, ("events", last), temp)
-    _send(events, ("outcome", outcome), temp)
+        _send(events, ("events", last))
+    _send(events, ("outcome", outcome))
     # The parent has everything. Skipping the interpreter's teardown (TensorRT's and CUDA's static
     # destructors, module cleanup) makes the build's end visible sooner and cannot crash after the fact.
     sys.stdout.flush()
@@ -81,7 +60,7 @@ def main(job: int, spec: ChildSpec, events, control) -> None:
     os._exit(0)
 
 
-def _ship(buffer: EventBuffer, events, done: threading.Event, temp: Path) -> None:
+def _ship(buffer: EventBuffer, events, done: threading.Event) -> None:
     """Send what the build pushed until it is over (`main` sends the rest): at most one batch per
     `BATCH_INTERVAL`, and the first event after a quiet spell at once, so batching costs latency
     only when events come thick and fast."""
@@ -95,28 +74,28 @@ def _ship(buffer: EventBuffer, events, done: threading.Event, temp: Path) -> Non
         batch = buffer.drain()
         sent = time.monotonic()
         if batch:
-            _send(events, ("events", batch), temp)
+            _send(events, ("events", batch))
 
 
-def _obey(control, cancel: threading.Event, temp: Path) -> None:
+def _obey(control, cancel: threading.Event) -> None:
     """Set the cancel flag the monitor checks when the parent asks; exit when the parent is gone."""
     while True:
         try:
             message = control.recv()
         except (EOFError, OSError):
-            _orphaned(temp)
+            _orphaned()
         if message == "cancel":
             cancel.set()
 
 
-def _send(conn, message, temp: Path) -> None:
+def _send(conn, message) -> None:
     try:
         conn.send(message)
     except OSError:  # the parent closed its end: nobody is listening any more
-        _orphaned(temp)
+        _orphaned()
 
 
-def _orphaned(temp: Path) -> NoReturn:
+def _orphaned() -> NoReturn:
     """Nobody will remove the temporary engine or read the outcome: do the one, skip the other."""
-    remove_temp(temp)
+    remove_own_temps()
     os._exit(1)

@@ -17,7 +17,8 @@ from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Protocol
 
 from . import child
-from .build import Outcome, remove_temp, run_build
+from .atomic import remove_stale_temps
+from .build import Outcome, run_build
 from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from .phases import PhaseTree
 
@@ -132,12 +133,11 @@ class ProcessExecutor:
                 self._reaped.notify_all()
 
     def _run(self, job: BuildJob, running: _Child) -> Outcome:
-        temp = job.spec.temp_path(job.id)
         events, events_out = self._context.Pipe(duplex=False)
         control_in, control = self._context.Pipe(duplex=False)
         process = self._context.Process(
             target=child.main,
-            args=(job.id, child.ChildSpec.of(job.spec, temp), events_out, control_in),
+            args=(job.id, job.spec, events_out, control_in),
             name=f"trt-tui-build-{job.id}",
             daemon=True,  # killed by multiprocessing's exit handler if this process exits first
         )
@@ -154,6 +154,7 @@ class ProcessExecutor:
         # end-of-file the moment the child dies, however it dies.
         events_out.close()
         control_in.close()
+        pid = process.pid
         with running.lock:
             running.process = process
             if running.forced is not None:
@@ -170,9 +171,10 @@ class ProcessExecutor:
             exitcode = _reap(process)
             events.close()
             control.close()
+        # Whatever a killed child left half-written; a child that reported an outcome left nothing.
+        remove_stale_temps(job.spec.output.parent, pid=pid)
         if outcome is not None:
             return outcome
-        remove_temp(temp)  # whatever the child left half-written
         return _finish(job, follower.now(), follower.verdict(running.forced, exitcode))
 
 

@@ -21,6 +21,7 @@ import statistics
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT = 30.0  # seconds a writer waits for another one before giving up
+BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
+OPEN_TIMEOUT = 5.0  # seconds opening waits for a locked file: after that builds go on without history
+WRITE_TIMEOUT = 1.0  # seconds a record waits on the pump thread; then a background thread retries it
 EXPECTED_FROM = 5  # expected phase durations: the median over this many recent successful builds
 
 # Index i is the script that takes a database from user_version i to i + 1.
@@ -139,20 +142,31 @@ class BuildRecord:
 class History:
     """One connection to the history file; safe to share between threads (calls are serialised)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, create: bool = True) -> None:
+        """`create=False` is for readers (`trt-tui history`): a missing file is an error, not a new
+        empty history."""
         self.path = Path(path).expanduser() if path is not None else default_path()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        if self.path.is_dir():
+            raise HistoryError(f"{self.path}: is a directory, not a build history database")
+        if not create and not self.path.exists():
+            raise HistoryError(f"{self.path}: no such build history file")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None,
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            uri = "file:" + urllib.parse.quote(str(self.path.absolute())) + ("" if create else "?mode=rw")
+            self._db = sqlite3.connect(uri, uri=True, timeout=OPEN_TIMEOUT, isolation_level=None,
                                        check_same_thread=False)
-            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+            self._db.execute(f"PRAGMA busy_timeout = {int(OPEN_TIMEOUT * 1000)}")
             self._set_wal()
             self._migrate()
+            self._db.execute(f"PRAGMA busy_timeout = {int(WRITE_TIMEOUT * 1000)}")
         except (OSError, sqlite3.Error) as exc:
             self.close()
-            raise HistoryError(f"{self.path}: cannot open build history: {exc}") from None
+            reason = "not a trt-tui history database (corrupt or another kind of file)" \
+                if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc) else str(exc)
+            raise HistoryError(f"{self.path}: cannot open build history: {reason}") from None
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -161,7 +175,7 @@ class History:
         # (no busy handler) while another process is opening the same new file: retry briefly.
         # A file system without shared memory (some network mounts) stays in its old mode; that is
         # slower under contention but still correct.
-        deadline = time.monotonic() + BUSY_TIMEOUT
+        deadline = time.monotonic() + OPEN_TIMEOUT
         while True:
             try:
                 self._db.execute("PRAGMA journal_mode = WAL").fetchone()
@@ -303,6 +317,10 @@ def default_backend_info(job: BuildJob) -> tuple[str, str]:
     return choice, ""
 
 
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 class _Pending:
     """What the recorder keeps for one job between its first event and its final state."""
 
@@ -338,6 +356,11 @@ class HistoryRecorder:
         self.recorded: dict[int, int] = {}  # job id -> record id, for the most recent jobs
         self._jobs: dict[BuildJob, _Pending] = {}
         self._lock = threading.Lock()
+        self._retry_lock = threading.Lock()
+        self._drained = threading.Condition(self._retry_lock)
+        self._later: list[tuple[BuildJob, dict, float]] = []
+        self._retrier: threading.Thread | None = None
+        self.lost: list[str] = []
 
     def __call__(self, job: BuildJob, events: list) -> None:
         try:
@@ -370,7 +393,7 @@ class HistoryRecorder:
         error = final.error
         if error is None and final.state is not State.SUCCEEDED:
             error = final.detail  # why it was cancelled or skipped
-        record_id = self.history.record(
+        self._write(job, dict(
             model=job.spec.model,
             model_hash=self.model_hash(job) if self.model_hash is not None else None,
             options=job.spec.options.describe(),
@@ -382,10 +405,62 @@ class HistoryRecorder:
             duration=duration,
             engine_bytes=final.engine_bytes,
             phases=tree.durations(),
-        )
+        ))
+
+    def _write(self, job: BuildJob, fields: dict) -> None:
+        """At once, waiting at most `WRITE_TIMEOUT` for a writer holding the file (the pump thread
+        must not stall every build's display); a record still locked out is retried in the
+        background until `BUSY_TIMEOUT`, and `close` says what could not be saved."""
+        with self._retry_lock:
+            retrying = bool(self._later)
+            if not retrying:
+                try:
+                    self._saved(job, self.history.record(**fields))
+                    return
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise
+            self._later.append((job, fields, time.monotonic() + BUSY_TIMEOUT))
+            if self._retrier is None or not self._retrier.is_alive():
+                self._retrier = threading.Thread(target=self._retry, name="trt-tui-history", daemon=True)
+                self._retrier.start()
+
+    def _saved(self, job: BuildJob, record_id: int) -> None:
         self.recorded[job.id] = record_id
         if len(self.recorded) > 1000:
             self.recorded.pop(next(iter(self.recorded)))
+
+    def _retry(self) -> None:
+        while True:
+            with self._retry_lock:
+                if not self._later:
+                    self._drained.notify_all()
+                    return
+                job, fields, deadline = self._later[0]
+                try:
+                    self._saved(job, self.history.record(**fields))
+                    self._later.pop(0)
+                    continue
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc) or time.monotonic() > deadline:
+                        self._later.pop(0)
+                        self.lost.append(f"{fields['model']}: {exc}")
+                        continue
+                except Exception as exc:
+                    self._later.pop(0)
+                    self.lost.append(f"{fields['model']}: {exc}")
+                    continue
+            time.sleep(0.05)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Wait (a bounded time) for records still locked out; raise naming what was not saved."""
+        with self._retry_lock:
+            self._drained.wait_for(lambda: not self._later, timeout)
+            unsaved = len(self._later) + len(self.lost)
+            self.lost.extend(f"{fields['model']}: database is locked" for _, fields, _ in self._later)
+            self._later.clear()
+        if unsaved:
+            raise HistoryError(f"{self.history.path}: {unsaved} build(s) not recorded: {self.lost[-1]}")
 
     def _report(self, exc: Exception) -> None:
         self.errors += 1

@@ -10,8 +10,6 @@ This module must stay free of UI imports: the headless CLI and the tests use it 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from . import atomic
 
 __all__ = [
     "SAMPLES",
@@ -276,22 +276,9 @@ def write_samples(
     for name in names:
         path = directory / f"{name}.onnx"
         if overwrite or not path.exists():
-            _write_atomically(path, make_model(name).SerializeToString())
+            atomic.write_bytes(path, make_model(name).SerializeToString())
         paths.append(path)
     return paths
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same directory, so the rename is atomic."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    os.fchmod(fd, 0o644)  # mkstemp makes files private; a model is an ordinary file
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def make_unsupported_op_model() -> onnx.ModelProto:

@@ -178,7 +178,7 @@ class Scheduler:
                 key = self._cache_key(job)
                 outcome = self.executor.run(job)
                 if key is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
-                    self.cache.record(job.spec, key, outcome.engine_bytes)
+                    self.cache.record(job.spec, key, outcome)
             else:
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
                                       engine_bytes=outcome.engine_bytes))

@@ -24,14 +24,17 @@ class Session:
     scheduler: Scheduler
     history: object | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # what closing could not save (trace, history)
 
     def close(self, timeout: float | None = 60.0) -> bool:
-        """Stop every build, then flush the history and the trace. True when no thread is left."""
+        """Stop every build, then flush the history and the trace. True when no thread is left;
+        what could not be saved is printed and kept in `errors` (the CLI's exit code says it)."""
         clean = self.scheduler.shutdown(cancel=True, timeout=timeout)
         for close in self.closers:
             try:
                 close()
             except Exception as exc:
+                self.errors.append(str(exc))
                 print(f"trt-tui: {exc}", file=sys.stderr)
         self.closers.clear()
         return clean
@@ -48,8 +51,9 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from .history import History, HistoryRecorder
 
             session.history = History(history_path(history))
-            scheduler.subscribe(HistoryRecorder(session.history))
-            session.closers.append(session.history.close)
+            recorder = HistoryRecorder(session.history)
+            scheduler.subscribe(recorder)
+            session.closers += [recorder.close, session.history.close]
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .atomic import atomic_file
 from .events import State, StateChanged
 from .phases import PhaseTree
 
@@ -96,21 +97,9 @@ def trace_document(events: list[dict]) -> dict:
 
 
 def write_trace(path: Path, events: list[dict]) -> None:
-    """Atomically: a temporary file beside `path`, renamed over it, so a viewer never reads half a file."""
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(temp, "w", encoding="utf-8") as f:
-            json.dump(trace_document(events), f, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            temp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise
+    """Atomically (see `atomic`), so a viewer never reads half a file."""
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        json.dump(trace_document(events), f, separators=(",", ":"))
 
 
 class _Track:

@@ -3,9 +3,11 @@
 Directories are watched, not files: editors and exporters save by writing a temporary file and
 renaming it over the old one, which replaces the inode a file watch would follow (watchfiles#127).
 
-A file is reported only once it is complete: no event for `settle` seconds, the same size and mtime
-at two looks `settle` apart, and it reads as an ONNX model. A slow copy or an exporter still writing
-therefore never produces a failed build, and a burst of writes gives one report. External data
+A file is reported only once it is complete: no event for `settle` seconds and the same size and mtime
+at two looks `settle` apart. A slow copy or an exporter still writing therefore never produces a
+failed build, and a burst of writes gives one report. A file that is complete but does not read as an
+ONNX model (empty, cut short, garbage) is reported too, once per version of it, so that its build
+fails with the reason the user needs instead of the file being silently ignored. External data
 files (weights beside the model) count as the model that names them.
 """
 
@@ -39,6 +41,7 @@ class ModelWatcher:
         self.settle = settle
         self.poll = poll
         self.known: dict[Path, tuple[int, int]] = {}  # complete models: path -> (size, mtime_ns)
+        self.invalid: dict[Path, tuple[int, int]] = {}  # complete files that are not models, as reported
         self.external: dict[Path, set[Path]] = {}  # external data file -> models that name it
         # model -> (time of its last event, its size/mtime then, whether an external data file moved)
         self._pending: dict[Path, tuple[float, tuple[int, int] | None, bool]] = {}
@@ -124,6 +127,7 @@ class ModelWatcher:
             current = self._stamp(model)
             if current is None:
                 del self._pending[model]
+                self.invalid.pop(model, None)
                 if self.known.pop(model, None) is not None:
                     ready.append(ModelChange("removed", model, last_event))
                 continue
@@ -135,7 +139,13 @@ class ModelWatcher:
                 continue  # an event that changed nothing (e.g. a chmod)
             was_known = model in self.known
             if not self._learn(model):
-                continue  # not (yet) an ONNX model: an exporter may still rewrite it
+                if self.invalid.get(model) == current:
+                    continue  # reported already, unchanged since
+                self.invalid[model] = current
+                self.known.pop(model, None)
+                ready.append(ModelChange("changed" if was_known else "added", model, last_event))
+                continue
+            self.invalid.pop(model, None)
             ready.append(ModelChange("changed" if was_known else "added", model, last_event))
         if ready:
             try:

@@ -1,0 +1,148 @@
+"""The one way trt-tui writes a file: engines, sidecars, timing caches, traces, samples.
+
+Every file goes first to a temporary of its own in the target's directory, created with
+`O_CREAT | O_EXCL | O_NOFOLLOW` under an unpredictable name (so a file or a link planted there can
+neither be followed nor make the write fail), written, fsynced, renamed over the target and the
+directory fsynced; on any failure the temporary is removed. A reader therefore sees the old file or
+the new one, never half of one, and a link planted at a temporary's name is never written through.
+
+Temporaries are named `.TARGET.trt-tui.PID.RANDOM.tmp`. The pid is the writer's: whoever outlives a
+writer that died (a killed child process, a process killed with SIGKILL) can tell its temporaries
+from those of writers still running, and `remove_stale_temps` removes them. This process also keeps
+the names of the temporaries it is writing, so a signal handler can remove them before exiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+TAG = "trt-tui"
+_TEMP = re.compile(r"^\.(?P<target>.+)\." + TAG + r"\.(?P<pid>\d+)\.[0-9a-f]+\.tmp$")
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+_in_flight: set[str] = set()
+_in_flight_lock = threading.Lock()
+
+
+def temp_name(target: Path, pid: int | None = None) -> Path:
+    pid = os.getpid() if pid is None else pid
+    return target.with_name(f".{target.name}.{TAG}.{pid}.{secrets.token_hex(6)}.tmp")
+
+
+def _create_temp(target: Path, mode: int) -> tuple[int, Path]:
+    for _ in range(100):
+        temp = temp_name(target)
+        try:
+            return os.open(temp, _FLAGS, mode), temp
+        except FileExistsError:  # someone planted this very name: draw another
+            continue
+    raise FileExistsError(errno.EEXIST, "cannot create a temporary file", str(target.parent))
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems cannot fsync a directory; the rename itself is still atomic
+    finally:
+        os.close(fd)
+
+
+def remove_quietly(path: Path) -> None:
+    """Never raises: where the directory is gone or unreadable there is nothing to remove, and the
+    error being handled is the one worth reporting."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def atomic_file(target: str | os.PathLike, mode: str = "wb", *, file_mode: int = 0o644,
+                encoding: str | None = None) -> Iterator[IO]:
+    """`with atomic_file(path, "w") as f: f.write(...)`: the target appears whole when the block ends
+    without an exception, and not at all (the old one stays) when it raises."""
+    target = Path(target)
+    fd, temp = _create_temp(target, file_mode)
+    with _in_flight_lock:
+        _in_flight.add(str(temp))
+    try:
+        with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+        _fsync_directory(target.parent)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    finally:
+        with _in_flight_lock:
+            _in_flight.discard(str(temp))
+
+
+def write_bytes(target: str | os.PathLike, data, *, before_replace=None) -> int:
+    """Write `data` (bytes, or any buffer such as TensorRT's IHostMemory) to `target` atomically;
+    returns the number of bytes. `before_replace()` runs after the data is safe on disk and before
+    it replaces the target: raising there (a cancel that came during the write) leaves nothing."""
+    view = memoryview(data)
+    with atomic_file(target, "wb") as f:
+        f.write(view)
+        if before_replace is not None:
+            before_replace()
+    return view.nbytes
+
+
+def write_text(target: str | os.PathLike, text: str) -> None:
+    with atomic_file(target, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: not ours to judge
+    return True
+
+
+def remove_stale_temps(directory: Path, *, pid: int | None = None) -> list[Path]:
+    """Remove temporaries in `directory` whose writer is gone (or, with `pid`, those of that writer,
+    which the caller knows it has just killed). Returns what was removed; never raises."""
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP.match(entry.name)
+        if match is None:
+            continue
+        owner = int(match.group("pid"))
+        if (owner == pid) if pid is not None else (owner != os.getpid() and not _alive(owner)):
+            path = Path(entry.path)
+            remove_quietly(path)
+            removed.append(path)
+    return removed
+
+
+def remove_own_temps() -> None:
+    """For a process about to exit at once (a second Ctrl-C, orphaned child): drop what it was writing."""
+    with _in_flight_lock:
+        paths = list(_in_flight)
+    for path in paths:
+        remove_quietly(Path(path))
