@@ -234,12 +234,6 @@ def run_build(
 def _run(spec: BuildSpec, state: MonitorState, change) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
-    try:
-        backend = load_backend(options.backend)
-    except BackendError as exc:
-        raise BuildError(str(exc)) from None
-    if options.timing_cache is not None and not backend.has_timing_cache:
-        raise BuildError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
     if not model.exists():
         raise BuildError(f"{model}: no such file")
     if not model.is_file():
@@ -256,6 +250,12 @@ def _run(spec: BuildSpec, state: MonitorState, change) -> Outcome:
         raise BuildError(f"{model}: external data file {missing} does not exist")
     check_output_writable(spec.output)
     check_output_replaceable(spec)
+    try:  # after the model's checks: a file that is not a model fails without loading TensorRT
+        backend = load_backend(options.backend)
+    except BackendError as exc:
+        raise BuildError(str(exc)) from None
+    if options.timing_cache is not None and not backend.has_timing_cache:
+        raise BuildError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
     # A writer killed mid-write (SIGKILL, a crash) cannot clean up after itself: the next one does.
     atomic.remove_stale_temps(spec.output.parent)
 

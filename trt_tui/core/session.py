@@ -23,18 +23,20 @@ def history_path(explicit: str | os.PathLike | None) -> Path | None:
 class Session:
     scheduler: Scheduler
     history: object | None = None
-    closers: list[Callable[[], None]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # what closing could not save (trace, history)
+    # (close, required): a required output (the trace the user asked for) that cannot be written is an
+    # error the exit code reports; the history is a convenience, and its failures are only printed.
+    closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     def close(self, timeout: float | None = 60.0) -> bool:
-        """Stop every build, then flush the history and the trace. True when no thread is left;
-        what could not be saved is printed and kept in `errors` (the CLI's exit code says it)."""
+        """Stop every build, then flush the history and the trace. True when no thread is left."""
         clean = self.scheduler.shutdown(cancel=True, timeout=timeout)
-        for close in self.closers:
+        for close, required in self.closers:
             try:
                 close()
             except Exception as exc:
-                self.errors.append(str(exc))
+                if required:
+                    self.errors.append(str(exc))
                 print(f"trt-tui: {exc}", file=sys.stderr)
         self.closers.clear()
         return clean
@@ -53,7 +55,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             session.history = History(history_path(history))
             recorder = HistoryRecorder(session.history)
             scheduler.subscribe(recorder)
-            session.closers += [recorder.close, session.history.close]
+            session.closers += [(recorder.close, False), (session.history.close, False)]
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:
@@ -61,5 +63,5 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
 
         writer = TraceWriter(Path(trace))
         scheduler.subscribe(writer)
-        session.closers.append(writer.close)
+        session.closers.append((writer.close, True))
     return session

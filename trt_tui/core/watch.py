@@ -46,16 +46,21 @@ class ModelWatcher:
         # model -> (time of its last event, its size/mtime then, whether an external data file moved)
         self._pending: dict[Path, tuple[float, tuple[int, int] | None, bool]] = {}
         self._stop = threading.Event()
+        self._armed = threading.Event()
         self._thread: threading.Thread | None = None
         self.errors: list[str] = []
         for model in self._scan():
-            self._learn(model)
+            if not self._learn(model) and (stamp := self._stamp(model)) is not None:
+                self.invalid[model] = stamp  # the caller builds what is there at start, and says why it fails
 
     # -- public ---------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, timeout: float = 5.0) -> None:
+        """Returns once the directories are really being watched (or `timeout` passed), so that a
+        caller announcing "watching" tells the truth: a file written right after is not missed."""
         self._thread = threading.Thread(target=self._run, name="trt-tui-watch", daemon=True)
         self._thread.start()
+        self._armed.wait(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
@@ -108,6 +113,9 @@ class ModelWatcher:
                                           rust_timeout=int(self.poll * 1000), yield_on_timeout=True,
                                           recursive=True, ignore_permission_denied=True):
                 now = time.monotonic()
+                if not self._armed.is_set():
+                    self._catch_up(now)
+                    self._armed.set()
                 for _, raw in batch:
                     path = Path(raw)
                     if self._watched(path):
@@ -118,6 +126,16 @@ class ModelWatcher:
                 self._settle(now)
         except Exception as exc:  # a vanished directory, an inotify limit: say so, do not kill the app
             self.errors.append(f"watching stopped: {exc}")
+        finally:
+            self._armed.set()
+
+    def _catch_up(self, now: float) -> None:
+        """watchfiles yields first once its watch is set up: what appeared or changed between the
+        first scan and then produced no event, so look for it now."""
+        for model in self._scan():
+            stamp = self._stamp(model)
+            if stamp not in (self.known.get(model), self.invalid.get(model)) and model not in self._pending:
+                self._pending[model] = (now, stamp, False)
 
     def _settle(self, now: float) -> None:
         ready: list[ModelChange] = []
