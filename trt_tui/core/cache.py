@@ -1,9 +1,10 @@
 """The engine cache: skip a build whose engine is already current.
 
-Each engine gets a sidecar `<engine>.build.json` recording what it was built from: a hash of the ONNX
-bytes and its external data files, the build options, the backend and its version, the target. A
-build whose recorded key equals the key it would build with, and whose engine file is still the one
-recorded (same size), is answered SKIPPED without touching TensorRT.
+Each engine gets a sidecar `<engine>.build.json` recording what it was built from: its fingerprint
+(`fingerprint.py`: a hash of the ONNX bytes and its external data files, digests of its initializers
+and nodes, the build options, the backend and its version, the host) and the key part of it. A build
+whose recorded key equals the key it would build with, and whose engine file is still the one
+recorded (same size), is answered SKIPPED without touching TensorRT; any other says why it builds.
 
 Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode) memo avoids
 re-reading unchanged files on every check.
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from .build import BuildSpec, Outcome, remove_temp
 from .events import State
+from .fingerprint import Fingerprint, fingerprint_of, rebuild_reason
 from .modelinfo import ModelInfoError, read_model_info
 
 SIDECAR_SUFFIX = ".build.json"
@@ -72,44 +74,69 @@ class ContentHasher:
 
 
 @dataclass(frozen=True)
-class CacheKey:
-    model_hash: str
-    options: dict
-    backend: str
-    backend_version: str
+class Decision:
+    """What the cache says about one build: `skip` (the SKIPPED outcome) where the engine is current;
+    else `reason`, one line saying why it builds. `fingerprint` is what it is (or would be) built
+    from; None only where the model could not even be hashed (the build says why)."""
 
-    def as_dict(self) -> dict:
-        return {"model_hash": self.model_hash, "options": self.options, "backend": self.backend,
-                "backend_version": self.backend_version}
+    skip: Outcome | None
+    reason: str
+    fingerprint: Fingerprint | None
+
+
+UP_TO_DATE = "engine is up to date"
 
 
 class EngineCache:
     def __init__(self, hasher: ContentHasher | None = None) -> None:
         self.hasher = hasher or ContentHasher()
 
-    def key(self, spec: BuildSpec) -> CacheKey:
+    def fingerprint(self, spec: BuildSpec) -> Fingerprint:
+        """Hashed before the build reads the model, so an edit during the build makes the engine stale."""
         from .backend import load_backend
 
         backend = load_backend(spec.options.backend)
-        return CacheKey(self.hasher.model_hash(spec.model), spec.options.describe(), backend.name, backend.version)
+        return fingerprint_of(spec.model, self.hasher.model_hash(spec.model), spec.options.describe(),
+                              backend.name, backend.version)
+
+    def decide(self, spec: BuildSpec) -> Decision:
+        """Skip or build, and why. Never raises: when in doubt, build."""
+        try:
+            fingerprint = self.fingerprint(spec)
+        except Exception as exc:
+            reason = "--force" if spec.force else f"cannot fingerprint the model ({type(exc).__name__})"
+            return Decision(None, reason, None)
+        recorded = None
+        try:
+            loaded = json.loads(sidecar_path(spec.output).read_text())
+            recorded = loaded if isinstance(loaded, dict) else None
+        except (OSError, ValueError):
+            pass
+        try:
+            engine_exists = spec.output.is_file()
+            engine_matches = (recorded is not None and engine_exists
+                              and spec.output.stat().st_size == recorded.get("engine_bytes"))
+        except OSError:
+            engine_exists = engine_matches = False
+        old = None
+        if recorded is not None and isinstance(recorded.get("fingerprint"), dict):
+            old = Fingerprint.from_dict(recorded["fingerprint"])
+        old_key = recorded.get("key") if recorded is not None and isinstance(recorded.get("key"), dict) else None
+        try:
+            reason = rebuild_reason(force=spec.force, engine_exists=engine_exists, recorded=recorded,
+                                    engine_matches=engine_matches, old=old, old_key=old_key, new=fingerprint)
+        except Exception:
+            reason = "build record unreadable"
+        if reason == "up to date":
+            return Decision(Outcome(State.SKIPPED, detail=UP_TO_DATE, engine_bytes=recorded["engine_bytes"]),
+                            reason, fingerprint)
+        return Decision(None, reason, fingerprint)
 
     def check(self, spec: BuildSpec) -> Outcome | None:
-        """SKIPPED when the engine is current, else None (build it). Never raises: when in doubt, build."""
-        if spec.force:
-            return None
-        try:
-            recorded = json.loads(sidecar_path(spec.output).read_text())
-            if not spec.output.is_file() or spec.output.stat().st_size != recorded.get("engine_bytes"):
-                return None
-            if recorded.get("key") != self.key(spec).as_dict():
-                return None
-        except (OSError, ValueError, KeyError, AttributeError, ModelInfoError):
-            return None
-        except Exception:
-            return None
-        return Outcome(State.SKIPPED, detail="engine is up to date", engine_bytes=recorded["engine_bytes"])
+        """SKIPPED when the engine is current, else None (build it). Never raises."""
+        return self.decide(spec).skip
 
-    def record(self, spec: BuildSpec, key: CacheKey, engine_bytes: int) -> None:
+    def record(self, spec: BuildSpec, fingerprint: Fingerprint, engine_bytes: int) -> None:
         """Write the sidecar atomically after a successful build. Never raises: the engine is in
         place and good, and the sidecar only spares a later rebuild, so failing to write it (a full
         disk, a vanished directory) must not turn the build into a failure; the half-written
@@ -117,7 +144,8 @@ class EngineCache:
         path = sidecar_path(spec.output)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps({"key": key.as_dict(), "engine_bytes": engine_bytes}, indent=1))
+            tmp.write_text(json.dumps({"key": fingerprint.key(), "engine_bytes": engine_bytes,
+                                      "fingerprint": fingerprint.as_dict()}, indent=1))
             os.replace(tmp, path)
         except OSError:
             remove_temp(tmp)
