@@ -357,6 +357,11 @@ def diff(a: Fingerprint | None, b: Fingerprint | None, phases_a: dict[str, float
             "engine_bytes": {"before": engine_a, "after": engine_b}}
 
 
+def _seconds(value: float) -> str:
+    """Phases of small models take milliseconds: show them, where human_seconds rounds to 0.0s."""
+    return f"{value:.3f}s" if value < 10 else human_seconds(value)
+
+
 def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[str]:
     """The diff as lines for a terminal: changes, then the `top` phases that changed most, then size."""
     lines = [title] if title else []
@@ -368,8 +373,8 @@ def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[s
         lines.append("phases (by change in time):")
         width = max(len(p["phase"]) for p in phases)
         for p in phases:
-            before = human_seconds(p["before"]) if p["before"] is not None else "-"
-            after = human_seconds(p["after"]) if p["after"] is not None else "-"
+            before = _seconds(p["before"]) if p["before"] is not None else "-"
+            after = _seconds(p["after"]) if p["after"] is not None else "-"
             ratio = f"{p['ratio']:.2f}×" if p["ratio"] is not None else "new" if p["before"] is None else "gone"
             lines.append(f"  {p['phase'].ljust(width)}  {before:>8} → {after:>8}  {ratio}")
     else:

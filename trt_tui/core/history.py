@@ -3,7 +3,9 @@
 The store is stdlib `sqlite3` in WAL mode with a busy timeout, so the app, `trt-tui build` in another
 terminal and a `watch` can all write to the same file at once: writers queue for the lock instead of
 failing with "database is locked". `PRAGMA user_version` carries the schema version; `_MIGRATIONS`
-holds one script per version, applied in order when an older file is opened.
+holds one script per version, applied in order when an older file is opened. Columns added since
+(`_ADDED_COLUMNS`) are found missing by `PRAGMA table_info` and added in place with ALTER TABLE ADD
+COLUMN, so a file written by an older trt-tui opens as it is and keeps its builds.
 
 `HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
 come the expected per-phase durations of a model's next build, and from those `eta` (how long a
@@ -73,9 +75,14 @@ _MIGRATIONS: list[str] = [
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
+# Columns of `builds` added after version 1, each with its SQL type; rows from before have NULL.
+_ADDED_COLUMNS: dict[str, str] = {
+    "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint
+}
+
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
-    "engine_bytes", "phases",
+    "engine_bytes", "phases", "fingerprint",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -116,6 +123,7 @@ class BuildRecord:
     duration: float  # seconds
     engine_bytes: int | None
     phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
+    fingerprint: dict | None = None  # what it was built from (core.fingerprint); None before they existed
 
     @property
     def name(self) -> str:
@@ -128,12 +136,20 @@ class BuildRecord:
 
     @classmethod
     def _from_row(cls, row: tuple) -> BuildRecord:
-        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row
+        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
+        fingerprint = _loads(row[12]) or None
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
+            fingerprint=fingerprint,
         )
+
+    def as_json(self) -> dict:
+        """The `trt-tui history --json` object of this build."""
+        return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
+                "duration": self.duration, "engine_bytes": self.engine_bytes,
+                "backend": f"{self.backend} {self.backend_version}".strip()}
 
 
 class History:
@@ -172,6 +188,26 @@ class History:
                 time.sleep(0.01)
 
     def _migrate(self) -> None:
+        self._migrate_versions()
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        db = self._db
+        have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+        if all(name in have for name in _ADDED_COLUMNS):
+            return
+        db.execute("BEGIN IMMEDIATE")  # another process may be adding them too: look again under the lock
+        try:
+            have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+            for name, sql_type in _ADDED_COLUMNS.items():
+                if name not in have:
+                    db.execute(f"ALTER TABLE builds ADD COLUMN {name} {sql_type}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _migrate_versions(self) -> None:
         db = self._db
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version >= SCHEMA_VERSION:
@@ -219,12 +255,14 @@ class History:
         duration: float,
         engine_bytes: int | None,
         phases: dict[str, float],
+        fingerprint: dict | None = None,
     ) -> int:
         """Add one build; returns its id."""
         row = (
             _absolute(model), model_hash, json.dumps(options, sort_keys=True, default=str), backend or "",
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
+            json.dumps(fingerprint, default=str) if fingerprint is not None else None,
         )
         with self._lock:
             cursor = self._conn().execute(
@@ -255,6 +293,22 @@ class History:
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
         return self._select(model, limit=limit)
+
+    def get(self, record_id: int) -> BuildRecord | None:
+        with self._lock:
+            row = self._conn().execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ?", (int(record_id),)).fetchone()
+        return BuildRecord._from_row(row) if row is not None else None
+
+    def previous(self, record: BuildRecord) -> BuildRecord | None:
+        """The build of the same model just before `record` (that did not end skipped or cancelled
+        while queued: one that has phases to compare), or None."""
+        with self._lock:
+            row = self._conn().execute(
+                f"SELECT {_COLUMNS} FROM builds WHERE model = ? AND (started < ? OR (started = ? AND id < ?))"
+                f" AND state != '{State.SKIPPED.value}' ORDER BY started DESC, id DESC LIMIT 1",
+                (record.model, record.started, record.started, record.id),
+            ).fetchone()
+        return BuildRecord._from_row(row) if row is not None else None
 
     def successes(self, model: str | Path, limit: int = EXPECTED_FROM) -> list[BuildRecord]:
         return self._select(model, f" AND state = '{State.SUCCEEDED.value}'", limit)
@@ -370,9 +424,14 @@ class HistoryRecorder:
         error = final.error
         if error is None and final.state is not State.SUCCEEDED:
             error = final.detail  # why it was cancelled or skipped
+        fingerprint = getattr(job, "fingerprint", None)
+        if self.model_hash is not None:
+            model_hash = self.model_hash(job)
+        else:
+            model_hash = fingerprint.model.get("hash") if fingerprint is not None else None
         record_id = self.history.record(
             model=job.spec.model,
-            model_hash=self.model_hash(job) if self.model_hash is not None else None,
+            model_hash=model_hash,
             options=job.spec.options.describe(),
             backend=backend,
             backend_version=version,
@@ -382,6 +441,7 @@ class HistoryRecorder:
             duration=duration,
             engine_bytes=final.engine_bytes,
             phases=tree.durations(),
+            fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
         )
         self.recorded[job.id] = record_id
         if len(self.recorded) > 1000:
@@ -446,10 +506,11 @@ def slow_phases(
 
 
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
-    """A plain table, one line per build after a header: date, model, state, duration, engine, backend.
-    No records: no lines (the caller says so in its own words)."""
+    """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
+    duration, engine, backend. No records: no lines (the caller says so in its own words)."""
     rows = [
         (
+            str(rec.id),
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
             rec.name,
             rec.state,
@@ -461,8 +522,8 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
     ]
     if not rows:
         return []
-    header = ("DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
-    right = {3, 4}  # numbers line up on the right
+    header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
+    right = {0, 4, 5}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:
