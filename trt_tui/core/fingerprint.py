@@ -194,14 +194,15 @@ def option_changes(before: dict, after: dict) -> list[str]:
 
 def _named(groups: list[tuple[str, str, list[str]]]) -> list[str]:
     """("initializer", "changed", names) groups as phrases, naming at most NAMED things in all:
-    "initializers a, b changed", "2 nodes added", "nodes c, d and 3 more removed"."""
+    "initializers a, b changed", "2 nodes added", "nodes c, d and 3 more removed". Unnamed nodes
+    ("#12 Relu": only a place in the graph) are counted, never named."""
     phrases = []
     budget = NAMED
     for noun, verb, names in groups:
         if not names:
             continue
         plural = noun + ("s" if len(names) != 1 else "")
-        shown = names[:budget]
+        shown = [n for n in names if not n.startswith("#")][:budget]
         budget -= len(shown)
         if not shown:
             phrases.append(f"{len(names)} {plural} {verb}")

@@ -341,14 +341,14 @@ class _Parser:
                 self.outputs.append(self.value_info(a, b))
 
     def node_key(self, start: int, end: int) -> str:
-        """A node's name; an unnamed one is "OpType#index" (its place among the graph's nodes)."""
+        """A node's name; an unnamed one is "#index OpType" (its place among the graph's nodes)."""
         name = op_type = ""
         for field, wire, a, b in self.fields(start, end):
             if field == _NODE_NAME and wire == _LEN:
                 name = self.string(a, b)
             elif field == _NODE_OP_TYPE and wire == _LEN:
                 op_type = self.string(a, b)
-        key = name or f"{op_type or 'node'}#{self.num_nodes - 1}"
+        key = name or f"#{self.num_nodes - 1} {op_type or 'node'}"
         while key in self.node_digests:  # names should be unique; a duplicate still gets its own entry
             key += "'"
         return key
@@ -479,7 +479,7 @@ class ModelDigests:
 
     info: ModelInfo
     initializers: dict[str, str]  # initializer name -> digest
-    nodes: dict[str, str]  # node name ("OpType#index" for an unnamed one) -> digest
+    nodes: dict[str, str]  # node name ("#index OpType" for an unnamed one) -> digest
 
 
 def read_model_digests(path: Path | str) -> ModelDigests:
