@@ -109,7 +109,7 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
         columns = [row[1] for row in db.execute("PRAGMA table_info(builds)")]
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
-                       "started", "duration", "engine_bytes", "phases"]
+                       "started", "duration", "engine_bytes", "phases", "fingerprint"]
 
 
 def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

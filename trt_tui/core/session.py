@@ -23,6 +23,7 @@ def history_path(explicit: str | os.PathLike | None) -> Path | None:
 class Session:
     scheduler: Scheduler
     history: object | None = None
+    recorder: object | None = None  # the HistoryRecorder: which history record a job became
     closers: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self, timeout: float | None = 60.0) -> bool:
@@ -48,7 +49,8 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from .history import History, HistoryRecorder
 
             session.history = History(history_path(history))
-            scheduler.subscribe(HistoryRecorder(session.history))
+            session.recorder = HistoryRecorder(session.history)
+            scheduler.subscribe(session.recorder)
             session.closers.append(session.history.close)
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
