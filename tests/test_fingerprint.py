@@ -124,7 +124,7 @@ def test_history_diff_by_ids_and_by_model(mnist, tmp_path, capsys):
     assert "  option: --opt-level 3 → 1" in out
     assert "  model: initializer conv1.weight changed" in out and "  model: 2 nodes added" in out
     lines = out.splitlines()
-    phases = lines[lines.index("phases (by change in time):") + 1:-1]
+    phases = lines[lines.index("phases (by change in time): before → after, ×, phase") + 1:-1]
     assert phases and all("→" in line and "Building engine" in line for line in phases)
     assert lines[-1].startswith("engine: ")
 
@@ -139,6 +139,9 @@ def test_history_diff_by_ids_and_by_model(mnist, tmp_path, capsys):
     top = result["phases"][0]
     assert top["phase"].startswith("Building engine") and top["before"] > 0 and top["after"] > 0
     assert top["ratio"] == pytest.approx(top["after"] / top["before"])
+    # The text lists the same phase first, with the same times.
+    assert phases[0].split() == [f"{top['before']:.3f}s", "→", f"{top['after']:.3f}s", f"{top['ratio']:.2f}×",
+                                 *top["phase"].split()]
     assert result["engine_bytes"]["after"] == mnist.with_suffix(".engine").stat().st_size
 
 
@@ -248,7 +251,7 @@ async def test_app_key_shows_the_diff_against_the_previous_build(mnist, tmp_path
         assert isinstance(panel, DiffPanel)
         text = "\n".join(panel.lines)
         assert "why it built: options changed (--opt-level 3 → default)" in text
-        assert "  option: --opt-level 3 → default" in text and "phases (by change in time):" in text
+        assert "  option: --opt-level 3 → default" in text and "phases (by change in time)" in text
         assert str(panel.query_one("#diff-text").render()).count("\n") >= 4
         await pilot.press("escape")
         await pilot.pause()

@@ -371,13 +371,13 @@ def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[s
     lines += [f"  {c['what']}: {c['change']}" for c in changes]
     phases = [p for p in result["phases"] if p["change"] != 0.0][:top]
     if phases:
-        lines.append("phases (by change in time):")
-        width = max(len(p["phase"]) for p in phases)
+        lines.append("phases (by change in time): before → after, ×, phase")
         for p in phases:
             before = _seconds(p["before"]) if p["before"] is not None else "-"
             after = _seconds(p["after"]) if p["after"] is not None else "-"
             ratio = f"{p['ratio']:.2f}×" if p["ratio"] is not None else "new" if p["before"] is None else "gone"
-            lines.append(f"  {p['phase'].ljust(width)}  {before:>8} → {after:>8}  {ratio}")
+            # Numbers first, so they line up however long the phase path is.
+            lines.append(f"  {before:>8} → {after:>8}  {ratio:>6}  {p['phase']}")
     else:
         lines.append("phases: no timing differences")
     size = result["engine_bytes"]
