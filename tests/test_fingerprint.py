@@ -183,6 +183,12 @@ def test_an_old_history_database_migrates_in_place(mnist, tmp_path, capsys):
         assert records[0].fingerprint["model"]["initializers"].keys() >= {"conv1.weight", "fc.bias"}
         assert records[0].model_hash == records[0].fingerprint["model"]["hash"]
         assert records[1].fingerprint is None
+    # The model's digests are kept once per model content, not in every row.
+    build(capsys, mnist, path, "--force")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM model_digests").fetchone() == (1,)
+        rows = [json.loads(text) for (text,) in db.execute("SELECT fingerprint FROM builds WHERE fingerprint IS NOT NULL")]
+        assert len(rows) == 2 and all(set(row["model"]) == {"hash"} for row in rows)
     # Opening it again changes nothing.
     History(path).close()
 

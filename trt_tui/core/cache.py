@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .build import BuildSpec, Outcome, remove_temp
 from .events import State
-from .fingerprint import Fingerprint, fingerprint_of, rebuild_reason
+from .fingerprint import Fingerprint, fingerprint_of, model_part, read_digests, rebuild_reason
 from .modelinfo import ModelInfoError, read_model_info
 
 SIDECAR_SUFFIX = ".build.json"
@@ -63,10 +63,12 @@ class ContentHasher:
             self._memo[key] = (stamp, value)
         return value
 
-    def model_hash(self, model: Path) -> str:
-        """One hash over the model and its external data, each named by its path relative to the model."""
+    def model_hash(self, model: Path, external: list[Path] | None = None) -> str:
+        """One hash over the model and its external data (`external`, else read from the model), each
+        named by its path relative to the model."""
         digest = hashlib.sha256()
-        for path in model_files(model):
+        files = model_files(model) if external is None else [model, *external]
+        for path in files:
             name = os.path.relpath(path, model.parent) if path != model else "<model>"
             digest.update(name.encode() + b"\0")
             digest.update(self.file_hash(path).encode() if path.exists() else b"missing")
@@ -96,8 +98,11 @@ class EngineCache:
         from .backend import load_backend
 
         backend = load_backend(spec.options.backend)
-        return fingerprint_of(spec.model, self.hasher.model_hash(spec.model), spec.options.describe(),
-                              backend.name, backend.version)
+        digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
+        external = list(digests.info.external_data) if digests is not None else []
+        content_hash = self.hasher.model_hash(spec.model, external)
+        return fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend.name,
+                              backend.version)
 
     def decide(self, spec: BuildSpec) -> Decision:
         """Skip or build, and why. Never raises: when in doubt, build."""

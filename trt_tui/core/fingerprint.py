@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .modelinfo import read_model_digests
+from .modelinfo import ModelDigests, ModelInfoError, read_model_digests
 from .units import human_bytes, human_seconds
 
 __all__ = [
@@ -127,39 +127,46 @@ def host_info() -> tuple[dict, dict | None]:
 
 
 _digest_lock = threading.Lock()
-_digest_memo: dict[str, tuple[tuple, dict]] = {}
+_digest_memo: dict[str, tuple[tuple[int, int, int], ModelDigests | None]] = {}
 
 
-def model_digest(model: Path, content_hash: str) -> dict:
-    """The model part of a fingerprint; re-read only when the content hash changed. An unreadable
-    model gives just its hash (the build itself reports why it cannot be read)."""
+def read_digests(model: Path) -> ModelDigests | None:
+    """The model's digests (None where it cannot be read as ONNX: the build says why), re-read only
+    when the file's (size, mtime, inode) changed: they depend on the model file's bytes alone."""
     key = os.path.abspath(model)
+    try:
+        st = os.stat(model)
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
     with _digest_lock:
         memo = _digest_memo.get(key)
-    if memo is not None and memo[0] == content_hash:
+    if memo is not None and memo[0] == stamp:
         return memo[1]
-    value: dict = {"hash": content_hash}
     try:
-        digests = read_model_digests(model)
-    except Exception:
-        return value
-    info = digests.info
-    value.update(
-        initializers=digests.initializers,
-        nodes=digests.nodes,
-        inputs=[[t.name, t.dtype, t.shape_text()] for t in info.inputs],
-        opsets=dict(info.opsets),
-    )
+        value = read_model_digests(model)
+    except ModelInfoError:
+        value = None
     with _digest_lock:
-        _digest_memo[key] = (content_hash, value)
+        _digest_memo[key] = (stamp, value)
     return value
 
 
-def fingerprint_of(model: Path, content_hash: str, options: dict, backend: str, backend_version: str) -> Fingerprint:
+def model_part(digests: ModelDigests | None, content_hash: str) -> dict:
+    """The model part of a fingerprint: just the hash where the model could not be read."""
+    if digests is None:
+        return {"hash": content_hash}
+    info = digests.info
+    return {"hash": content_hash, "initializers": digests.initializers, "nodes": digests.nodes,
+            "inputs": [[t.name, t.dtype, t.shape_text()] for t in info.inputs], "opsets": dict(info.opsets)}
+
+
+def fingerprint_of(model: dict, options: dict, backend: str, backend_version: str) -> Fingerprint:
+    """A fingerprint of this build on this machine; `model` from `model_part`."""
     from .. import __version__
 
     host, gpu = host_info()
-    return Fingerprint(model_digest(model, content_hash), options, backend, backend_version, __version__, host, gpu)
+    return Fingerprint(model, options, backend, backend_version, __version__, host, gpu)
 
 
 # -- why a build happens ----------------------------------------------------------------------------

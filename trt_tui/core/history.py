@@ -5,7 +5,12 @@ terminal and a `watch` can all write to the same file at once: writers queue for
 failing with "database is locked". `PRAGMA user_version` carries the schema version; `_MIGRATIONS`
 holds one script per version, applied in order when an older file is opened. Columns added since
 (`_ADDED_COLUMNS`) are found missing by `PRAGMA table_info` and added in place with ALTER TABLE ADD
-COLUMN, so a file written by an older trt-tui opens as it is and keeps its builds.
+COLUMN, and tables added since (`_ADDED_TABLES`) with CREATE TABLE IF NOT EXISTS, so a file written
+by an older trt-tui opens as it is and keeps its builds.
+
+A build's fingerprint is kept in its row, except for the model's digests (one per initializer and
+node: 440 KB of JSON for DenseNet-121), which go once per model content hash into `model_digests`:
+rebuilding an unchanged model adds a small row, not another copy of them.
 
 `HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
 come the expected per-phase durations of a model's next build, and from those `eta` (how long a
@@ -24,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,7 +82,10 @@ assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 # Columns of `builds` added after version 1, each with its SQL type; rows from before have NULL.
 _ADDED_COLUMNS: dict[str, str] = {
-    "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint
+    "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint; its model part only {"hash": ...}
+}
+_ADDED_TABLES: dict[str, str] = {
+    "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
 }
 
 _FIELDS = ", ".join([
@@ -194,10 +202,13 @@ class History:
     def _add_missing_columns(self) -> None:
         db = self._db
         have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
-        if all(name in have for name in _ADDED_COLUMNS):
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if all(name in have for name in _ADDED_COLUMNS) and all(name in tables for name in _ADDED_TABLES):
             return
         db.execute("BEGIN IMMEDIATE")  # another process may be adding them too: look again under the lock
         try:
+            for statement in _ADDED_TABLES.values():
+                db.execute(statement)
             have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
             for name, sql_type in _ADDED_COLUMNS.items():
                 if name not in have:
@@ -258,6 +269,10 @@ class History:
         fingerprint: dict | None = None,
     ) -> int:
         """Add one build; returns its id."""
+        model_digests = None
+        if fingerprint is not None and isinstance(fingerprint.get("model"), dict) and fingerprint["model"].get("hash"):
+            model_digests = (fingerprint["model"]["hash"], json.dumps(fingerprint["model"]))
+            fingerprint = {**fingerprint, "model": {"hash": fingerprint["model"]["hash"]}}
         row = (
             _absolute(model), model_hash, json.dumps(options, sort_keys=True, default=str), backend or "",
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
@@ -265,10 +280,29 @@ class History:
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
         )
         with self._lock:
-            cursor = self._conn().execute(
+            db = self._conn()
+            if model_digests is not None:
+                db.execute("INSERT OR IGNORE INTO model_digests (hash, model) VALUES (?, ?)", model_digests)
+            cursor = db.execute(
                 f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
             )
             return cursor.lastrowid
+
+    def _with_digests(self, db: sqlite3.Connection, records: list[BuildRecord]) -> list[BuildRecord]:
+        """Put each fingerprint's model digests back from `model_digests` (one query per model hash)."""
+        found: dict[str, dict] = {}
+        out = []
+        for rec in records:
+            model = (rec.fingerprint or {}).get("model")
+            if not isinstance(model, dict) or set(model) != {"hash"}:
+                out.append(rec)
+                continue
+            h = model["hash"]
+            if h not in found:
+                row = db.execute("SELECT model FROM model_digests WHERE hash = ?", (h,)).fetchone()
+                found[h] = _loads(row[0]) if row is not None else model
+            out.append(replace(rec, fingerprint={**rec.fingerprint, "model": found[h]}))
+        return out
 
     def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:
         """The model's absolute path where the history knows it, else any path with its file name."""
@@ -288,7 +322,7 @@ class History:
                 f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra} ORDER BY started DESC, id DESC LIMIT ?",
                 (*params, max(0, int(limit))),
             ).fetchall()
-        return [BuildRecord._from_row(row) for row in rows]
+            return self._with_digests(db, [BuildRecord._from_row(row) for row in rows])
 
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
@@ -296,19 +330,21 @@ class History:
 
     def get(self, record_id: int) -> BuildRecord | None:
         with self._lock:
-            row = self._conn().execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ?", (int(record_id),)).fetchone()
-        return BuildRecord._from_row(row) if row is not None else None
+            db = self._conn()
+            row = db.execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ?", (int(record_id),)).fetchone()
+            return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
 
     def previous(self, record: BuildRecord) -> BuildRecord | None:
         """The build of the same model just before `record` (that did not end skipped or cancelled
         while queued: one that has phases to compare), or None."""
         with self._lock:
-            row = self._conn().execute(
+            db = self._conn()
+            row = db.execute(
                 f"SELECT {_COLUMNS} FROM builds WHERE model = ? AND (started < ? OR (started = ? AND id < ?))"
                 f" AND state != '{State.SKIPPED.value}' ORDER BY started DESC, id DESC LIMIT 1",
                 (record.model, record.started, record.started, record.id),
             ).fetchone()
-        return BuildRecord._from_row(row) if row is not None else None
+            return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
 
     def successes(self, model: str | Path, limit: int = EXPECTED_FROM) -> list[BuildRecord]:
         return self._select(model, f" AND state = '{State.SUCCEEDED.value}'", limit)
