@@ -147,7 +147,7 @@ class TrtTuiApp(App[int]):
         Binding("f", "force_rebuild", "Force rebuild", show=False),
         Binding("w", "toggle_watch", "Watch"),
         Binding("l", "cycle_log", "Log level"),
-        Binding("D", "diff", "Diff with previous build", key_display="D"),
+        Binding("D", "diff", "Diff with previous build", key_display="D", show=False),
         Binding("/", "filter", "Filter", show=False),
         Binding("tab", "focus_next", "Next pane", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
