@@ -71,6 +71,11 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
     assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "engine missing"
     engine.write_bytes(b"not the engine that was built")
     assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "engine changed on disk"
+    sidecar_path(engine).unlink()
+    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == (
+        "engine changed on disk (no build record beside it)")
+    sidecar_path(engine).write_text("{}")
+    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "engine changed on disk"
 
     edit_mnist(mnist)
     assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == (
@@ -86,8 +91,9 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
         f"backend tensorrt-rtx 1.6.0.1 → tensorrt-rtx {version}")
     assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "up to date"
 
-    # The plain renderer says it on the state's line.
-    code, out, _ = run_cli(capsys, "build", str(mnist), "--history", str(history), "--opt-level", "2")
+    # The plain renderer says it on the state's line, whichever executor runs the build.
+    code, out, _ = run_cli(capsys, "build", str(mnist), "--history", str(history), "--opt-level", "2",
+                           "--executor", "process")
     assert code == 0
     assert f"[{mnist}] parsing (why: options changed (--opt-level 4 → 2))" in out.splitlines()
 
@@ -221,6 +227,8 @@ def test_model_changes_name_five_then_count():
     reason = rebuild_reason(force=False, engine_exists=True, recorded={}, engine_matches=True, old=before,
                             old_key=None, new=after)
     assert reason.startswith("model changed: input input")
+    assert rebuild_reason(force=False, engine_exists=True, recorded={"engine_bytes": 1}, engine_matches=True,
+                          old=None, old_key=None, new=after) == "build record unreadable"
 
 
 def test_diff_is_pure_and_sorted_by_absolute_change():

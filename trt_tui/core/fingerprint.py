@@ -281,7 +281,9 @@ def rebuild_reason(*, force: bool, engine_exists: bool, recorded: dict | None, e
         return "engine missing"
     if not engine_matches:
         return "engine changed on disk"
-    key = old.key() if old is not None else (old_key or {})
+    if old is None and not old_key:
+        return "build record unreadable"
+    key = old.key() if old is not None else old_key
     new_key = new.key()
     reasons = []
     if key.get("backend") != new_key["backend"] or key.get("backend_version") != new_key["backend_version"]:
