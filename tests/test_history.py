@@ -109,7 +109,7 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
         columns = [row[1] for row in db.execute("PRAGMA table_info(builds)")]
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
-                       "started", "duration", "engine_bytes", "phases"]
+                       "started", "duration", "engine_bytes", "phases", "fingerprint"]
 
 
 def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -430,10 +430,10 @@ def test_format_history_is_a_plain_aligned_table() -> None:
     ]
     lines = format_history(rows)
     assert len(lines) == 4
-    assert lines[0].split() == ["DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND"]
-    assert lines[1].split() == ["2026-05-09", "14:30:00", "mnist.onnx", "succeeded", "2.3s", "311.1", "KiB",
+    assert lines[0].split() == ["ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND"]
+    assert lines[1].split() == ["1", "2026-05-09", "14:30:00", "mnist.onnx", "succeeded", "2.3s", "311.1", "KiB",
                                 "tensorrt-rtx", "1.7.1.116"]
-    assert lines[2].split() == ["2026-05-09", "14:31:00", "densenet.onnx", "failed", "2m05s", "-",
+    assert lines[2].split() == ["2", "2026-05-09", "14:31:00", "densenet.onnx", "failed", "2m05s", "-",
                                 "tensorrt", "10.9"]
     assert lines[3].split()[-3:] == ["3.0", "GiB", "-"]
     # Columns line up: each header starts where its column does.

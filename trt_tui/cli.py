@@ -7,6 +7,7 @@ Every user error ends in one line on stderr naming the file and the reason, and 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -441,6 +442,10 @@ def cmd_history(args) -> int:
     from .core.history import History, HistoryError, default_path, format_history
     from .core.session import history_path
 
+    if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
+        return cmd_history_diff(args)
+    if args.targets:
+        raise UsageError(f"history takes one model, got {len(args.targets) + 1} (did you mean `history diff`?)")
     path = history_path(args.history) or default_path()
     if not path.exists() and not args.history:
         print("no builds recorded")  # nothing built yet: nothing to read, and nothing is created
@@ -455,10 +460,35 @@ def cmd_history(args) -> int:
         raise UsageError(str(exc)) from None
     except sqlite3.Error as exc:
         raise UsageError(f"{path}: cannot read build history: {exc}") from None
+    if args.json:
+        for record in records:
+            print(json.dumps(record.as_json()))
+        return EXIT_OK
     if not records:
         print("no builds recorded" + (f" for {args.model}" if args.model else ""))
         return EXIT_OK
     print("\n".join(format_history(records)))
+    return EXIT_OK
+
+
+def cmd_history_diff(args) -> int:
+    """`history diff A B` (two ids) or `history diff MODEL` (its last two builds); errors are one line."""
+    from .core.history import History, HistoryError, default_path
+    from .core.history_diff import DiffError, compare, format_comparison, pick
+    from .core.session import history_path
+
+    path = history_path(args.history) or default_path()
+    if not path.exists():
+        print(f"trt-tui: history diff: {path}: no build history there yet", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with History(path, create=False) as history:
+            a, b = pick(history, args.targets)
+    except (DiffError, HistoryError) as exc:
+        print(f"trt-tui: history diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = compare(a, b)
+    print(json.dumps(result) if args.json else "\n".join(format_comparison(result)))
     return EXIT_OK
 
 
@@ -498,7 +528,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     w.add_argument("--json", action="store_true", help="one JSON object per event per line")
     add_build_options(w)
     h = cmds.add_parser("history", help="list past builds")
-    h.add_argument("model", nargs="?", help="only this model (path or file name)")
+    h.add_argument("model", nargs="?", help="only this model (path or file name); `history diff A B` compares "
+                   "builds A and B (ids), `history diff MODEL` the model's last two builds")
+    h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
+    h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
     h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
     s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")

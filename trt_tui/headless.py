@@ -41,6 +41,8 @@ def state_line(model: str, event: StateChanged) -> str:
         text += f": {event.error}"
     if event.detail:
         text += f": {event.detail}"
+    if event.reason and event.state is not State.SKIPPED:
+        text += f" (why: {event.reason})"
     return text
 
 
@@ -135,6 +137,8 @@ class TtyRenderer(_Renderer):
                 above.append(f"[{model}] {event.severity.label}: {event.message}")
             elif type(event) is StateChanged and event.state.final:
                 above.extend(self._summary(job, tree, event))
+            elif type(event) is StateChanged and event.reason:
+                above.append(f"[{model}] building (why: {event.reason})")
         now = time.monotonic()
         if above or now - self.last_draw >= self.min_interval:
             self._redraw(above)

@@ -1,9 +1,11 @@
 """The engine cache: skip a build whose engine is already current.
 
-Each engine gets a sidecar `<engine>.build.json` (see `sidecar`) recording what it was built from: a
-hash of the ONNX bytes and its external data files, the build options, the backend and its version,
-the target. A build whose recorded key equals the key it would build with, and whose engine file still
-holds the bytes recorded (size and SHA-256), is answered SKIPPED without touching TensorRT.
+Each engine gets a sidecar `<engine>.build.json` recording what it was built from: its fingerprint
+(`fingerprint.py`: a hash of the ONNX bytes and its external data files, digests of its initializers
+and nodes, the build options, the backend and its version, the host) and the key part of it. A build
+whose recorded key equals the key it would build with, and whose engine file still holds the bytes
+recorded (size and SHA-256, see `sidecar`), is answered SKIPPED without touching TensorRT; any other
+says why it builds.
 
 Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode) memo avoids
 re-reading unchanged files on every check.
@@ -21,10 +23,11 @@ from . import sidecar
 from .atomic import remove_quietly
 from .build import BuildSpec, Outcome
 from .events import State
+from .fingerprint import Fingerprint, fingerprint_of, model_part, read_digests, rebuild_reason
 from .modelinfo import ModelInfoError, read_model_info
 from .sidecar import CHUNK, sidecar_path
 
-__all__ = ["CacheKey", "ContentHasher", "EngineCache", "model_files", "sidecar_path"]
+__all__ = ["ContentHasher", "Decision", "EngineCache", "model_files", "sidecar_path"]
 
 
 def model_files(model: Path) -> list[Path]:
@@ -58,10 +61,12 @@ class ContentHasher:
             self._memo[key] = (stamp, value)
         return value
 
-    def model_hash(self, model: Path) -> str:
-        """One hash over the model and its external data, each named by its path relative to the model."""
+    def model_hash(self, model: Path, external: list[Path] | None = None) -> str:
+        """One hash over the model and its external data (`external`, else read from the model), each
+        named by its path relative to the model."""
         digest = hashlib.sha256()
-        for path in model_files(model):
+        files = model_files(model) if external is None else [model, *external]
+        for path in files:
             name = os.path.relpath(path, model.parent) if path != model else "<model>"
             digest.update(name.encode() + b"\0")
             digest.update(self.file_hash(path).encode() if path.exists() else b"missing")
@@ -69,53 +74,75 @@ class ContentHasher:
 
 
 @dataclass(frozen=True)
-class CacheKey:
-    model_hash: str
-    options: dict
-    backend: str
-    backend_version: str
+class Decision:
+    """What the cache says about one build: `skip` (the SKIPPED outcome) where the engine is current;
+    else `reason`, one line saying why it builds. `fingerprint` is what it is (or would be) built
+    from; None only where the model could not even be hashed (the build says why)."""
 
-    def as_dict(self) -> dict:
-        return {"model_hash": self.model_hash, "options": self.options, "backend": self.backend,
-                "backend_version": self.backend_version}
+    skip: Outcome | None
+    reason: str
+    fingerprint: Fingerprint | None
+
+
+UP_TO_DATE = "engine is up to date"
 
 
 class EngineCache:
     def __init__(self, hasher: ContentHasher | None = None) -> None:
         self.hasher = hasher or ContentHasher()
 
-    def key(self, spec: BuildSpec) -> CacheKey:
+    def fingerprint(self, spec: BuildSpec) -> Fingerprint:
+        """Hashed before the build reads the model, so an edit during the build makes the engine stale."""
         from .backend import load_backend
 
         backend = load_backend(spec.options.backend)
-        return CacheKey(self.hasher.model_hash(spec.model), spec.options.describe(), backend.name, backend.version)
+        digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
+        external = list(digests.info.external_data) if digests is not None else []
+        content_hash = self.hasher.model_hash(spec.model, external)
+        return fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend.name,
+                              backend.version)
+
+    def decide(self, spec: BuildSpec) -> Decision:
+        """Skip or build, and why. Never raises: when in doubt, build."""
+        try:
+            fingerprint = self.fingerprint(spec)
+        except Exception as exc:
+            reason = "--force" if spec.force else f"cannot fingerprint the model ({type(exc).__name__})"
+            return Decision(None, reason, None)
+        recorded = sidecar.read(spec.output)
+        try:
+            engine_exists = spec.output.is_file() and not spec.output.is_symlink()
+            # Same size is not the same engine: another tool may have written one just as long.
+            engine_matches = (recorded is not None and engine_exists and sidecar.written_by_us(
+                spec.output, recorded, self.hasher.file_hash(spec.output)))
+        except OSError:
+            engine_exists = engine_matches = False
+        old = None
+        if recorded is not None and isinstance(recorded.get("fingerprint"), dict):
+            old = Fingerprint.from_dict(recorded["fingerprint"])
+        old_key = recorded.get("key") if recorded is not None and isinstance(recorded.get("key"), dict) else None
+        try:
+            reason = rebuild_reason(force=spec.force, engine_exists=engine_exists, recorded=recorded,
+                                    engine_matches=engine_matches, old=old, old_key=old_key, new=fingerprint)
+        except Exception:
+            reason = "build record unreadable"
+        if reason == "up to date":
+            return Decision(Outcome(State.SKIPPED, detail=UP_TO_DATE, engine_bytes=recorded["engine_bytes"]),
+                            reason, fingerprint)
+        return Decision(None, reason, fingerprint)
 
     def check(self, spec: BuildSpec) -> Outcome | None:
-        """SKIPPED when the engine is current, else None (build it). Never raises: when in doubt, build."""
-        if spec.force:
-            return None
-        try:
-            recorded = sidecar.read(spec.output)
-            if recorded is None or not spec.output.is_file() or spec.output.is_symlink():
-                return None
-            if recorded.get("key") != self.key(spec).as_dict():
-                return None
-            # Same size is not the same engine: another tool may have written one just as long.
-            if not sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash(spec.output)):
-                return None
-        except (OSError, ValueError, KeyError, AttributeError, ModelInfoError):
-            return None
-        except Exception:
-            return None
-        return Outcome(State.SKIPPED, detail="engine is up to date", engine_bytes=recorded["engine_bytes"])
+        """SKIPPED when the engine is current, else None (build it). Never raises."""
+        return self.decide(spec).skip
 
-    def record(self, spec: BuildSpec, key: CacheKey, outcome: Outcome) -> None:
+    def record(self, spec: BuildSpec, fingerprint: Fingerprint, outcome: Outcome) -> None:
         """Write the sidecar atomically after a successful build. Never raises: the engine is in
         place and good, and the sidecar only spares a later rebuild, so failing to write it (a full
-        disk, a vanished directory) must not turn the build into a failure; the half-written
-        temporary is removed, and so is the old sidecar (it names another engine)."""
+        disk, a vanished directory) must not turn the build into a failure; the old sidecar goes
+        (it names another engine)."""
         try:
             digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
-            sidecar.write(spec.output, key.as_dict(), outcome.engine_bytes, digest)
+            sidecar.write(spec.output, fingerprint.key(), outcome.engine_bytes, digest,
+                          fingerprint=fingerprint.as_dict())
         except OSError:
             remove_quietly(sidecar_path(spec.output))

@@ -94,7 +94,9 @@ class Log:
 @dataclass(frozen=True, slots=True)
 class StateChanged:
     """A state transition. `error` is set on FAILED; `detail` explains CANCELLED (which phase, which
-    kind of cancel) and SKIPPED (why the engine is current); `engine_bytes` is set on SUCCEEDED."""
+    kind of cancel) and SKIPPED (why the engine is current); `engine_bytes` is set on SUCCEEDED.
+    `reason` is on the first state a job reaches once it starts (after `queued`): why it builds
+    ("options changed (--opt-level 3 → 4)") or, on a skip, "up to date"."""
 
     job: int
     t: float
@@ -102,6 +104,7 @@ class StateChanged:
     error: str | None = None
     detail: str | None = None
     engine_bytes: int | None = None
+    reason: str | None = None
 
     event = "state"
 

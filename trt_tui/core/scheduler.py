@@ -15,13 +15,14 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .buffer import EventBuffer
 from .build import BuildSpec, Outcome
 from .cache import EngineCache
 from .events import Event, State, StateChanged
 from .executors import Executor, ThreadExecutor
+from .fingerprint import Fingerprint
 from .monitor import CancelToken
 
 Subscriber = Callable[["BuildJob", list[Event]], None]
@@ -41,11 +42,16 @@ class BuildJob:
     thread: threading.Thread | None = None
     delivered: threading.Event = field(default_factory=threading.Event)
     held: list[Event] = field(default_factory=list)  # the final events, until the outcome is set
+    fingerprint: Fingerprint | None = None  # what it is built from, once the cache has looked
+    reason: str | None = None  # why it builds: put on the build's first state event, then cleared
 
     def sink(self, event: Event) -> None:
         """Where the build's callbacks put events. The state is tracked here, at the source, so
         `state` is right even before any consumer has drained the buffer."""
         if type(event) is StateChanged:
+            if self.reason is not None and event.reason is None:
+                event = replace(event, reason=self.reason)
+                self.reason = None
             self.state = event.state
         self.buffer.push(event)
 
@@ -173,15 +179,19 @@ class Scheduler:
 
     def _run_job(self, job: BuildJob) -> None:
         try:
-            outcome = self.cache.check(job.spec) if self.cache is not None else None
+            decision = self.cache.decide(job.spec) if self.cache is not None else None
+            outcome = decision.skip if decision is not None else None
+            if decision is not None:
+                job.fingerprint = decision.fingerprint
             if outcome is None:
-                key = self._cache_key(job)
+                job.reason = decision.reason if decision is not None else None
                 outcome = self.executor.run(job)
-                if key is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
-                    self.cache.record(job.spec, key, outcome)
+                fingerprint = job.fingerprint
+                if fingerprint is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
+                    self.cache.record(job.spec, fingerprint, outcome)
             else:
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
-                                      engine_bytes=outcome.engine_bytes))
+                                      engine_bytes=outcome.engine_bytes, reason=decision.reason))
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
@@ -195,15 +205,6 @@ class Scheduler:
                 for queued in list(self._queue):
                     self.cancel(queued.id)
         self._wake.set()
-
-    def _cache_key(self, job: BuildJob):
-        """Hashed before the build reads the model, so an edit during the build makes the engine stale."""
-        if self.cache is None:
-            return None
-        try:
-            return self.cache.key(job.spec)
-        except Exception:  # an unreadable model fails in the build itself, with a proper message
-            return None
 
     _stop = False
 

@@ -23,6 +23,7 @@ def history_path(explicit: str | os.PathLike | None) -> Path | None:
 class Session:
     scheduler: Scheduler
     history: object | None = None
+    recorder: object | None = None  # the HistoryRecorder: which history record a job became
     # (close, required): a required output (the trace the user asked for) that cannot be written is an
     # error the exit code reports; the history is a convenience, and its failures are only printed.
     closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
@@ -53,9 +54,9 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from .history import History, HistoryRecorder
 
             session.history = History(history_path(history))
-            recorder = HistoryRecorder(session.history)
-            scheduler.subscribe(recorder)
-            session.closers += [(recorder.close, False), (session.history.close, False)]
+            session.recorder = HistoryRecorder(session.history)
+            scheduler.subscribe(session.recorder)
+            session.closers += [(session.recorder.close, False), (session.history.close, False)]
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

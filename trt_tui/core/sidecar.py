@@ -38,9 +38,9 @@ def read(engine: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def write(engine: Path, key: dict, engine_bytes: int, engine_sha256: str) -> None:
+def write(engine: Path, key: dict | None, engine_bytes: int, engine_sha256: str, **extra) -> None:
     atomic.write_text(sidecar_path(engine), json.dumps(
-        {"key": key, "engine_bytes": engine_bytes, "engine_sha256": engine_sha256}, indent=1))
+        {"key": key, "engine_bytes": engine_bytes, "engine_sha256": engine_sha256, **extra}, indent=1))
 
 
 def written_by_us(engine: Path, record: dict | None = None, sha256: str | None = None) -> bool:

@@ -42,6 +42,7 @@ from ..core.watch import ModelWatcher
 from .messages import BuildEvents, GpuSampled, ModelsChanged
 from .themes import load_themes
 from .widgets.build_list import BuildList
+from .widgets.diff_panel import DiffPanel
 from .widgets.gpu_panel import GpuPanel
 from .widgets.log_pane import LogPane
 from .widgets.model_picker import ModelPicker
@@ -49,7 +50,7 @@ from .widgets.phase_tree import PhaseTreeView
 
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 # Keys the picker leaves to the app's bindings; any other printable key starts the filter.
-RESERVED_KEYS = set("acCrlqwfF?/ ")
+RESERVED_KEYS = set("acCrlqwfFD?/ ")
 
 
 def guarded(handler):
@@ -107,6 +108,7 @@ class BuildView:
     expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
     name: str = ""  # the model as the picker shows it
     stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
+    reason: str | None = None  # why it built (or "up to date"), from the engine cache
 
     def now(self) -> float:
         """The build's clock: event times count from the build's own start (in whichever process it
@@ -145,6 +147,7 @@ class TrtTuiApp(App[int]):
         Binding("f", "force_rebuild", "Force rebuild", show=False),
         Binding("w", "toggle_watch", "Watch"),
         Binding("l", "cycle_log", "Log level"),
+        Binding("D", "diff", "Diff with previous build", key_display="D", show=False),
         Binding("/", "filter", "Filter", show=False),
         Binding("tab", "focus_next", "Next pane", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -317,6 +320,8 @@ class TrtTuiApp(App[int]):
 
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         view.state = event.state
+        if event.reason:
+            view.reason = event.reason
         view.detail, view.error = event.detail, event.error
         model = str(view.job.spec.model)
         self.builds.set_state(view.job.id, event.state)
@@ -499,6 +504,27 @@ class TrtTuiApp(App[int]):
         self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
         view = self.views.get(self.selected) if self.selected is not None else None
         self.log_pane.show(view.logs if view else [])
+
+    @guarded
+    def action_diff(self) -> None:
+        """The selected finished build against the previous build of its model, as `history diff`."""
+        from ..core.history_diff import compare
+
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None or not view.state.final:
+            self.notify("Select a finished build to compare", severity="warning")
+            return
+        history, recorder = self.session.history, self.session.recorder
+        record_id = recorder.recorded.get(view.job.id) if recorder is not None else None
+        record = history.get(record_id) if record_id is not None else None
+        if record is None:
+            self.notify("This build is not in the build history", severity="warning")
+            return
+        previous = history.previous(record)
+        if previous is None:
+            self.notify(f"No earlier build of {record.name} to compare with", markup=False)
+            return
+        self.push_screen(DiffPanel(compare(previous, record), view.reason))
 
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()

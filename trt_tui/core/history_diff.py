@@ -1,0 +1,64 @@
+"""Two builds from the history, compared: what `trt-tui history diff` and the app's diff panel show.
+
+Picking the builds (by two ids, or a model's last two) is here; the comparison itself is the pure
+`fingerprint.diff` of the two records' fingerprints and phase timings.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .events import State
+from .fingerprint import Fingerprint, diff, format_diff
+from .history import BuildRecord, History
+
+__all__ = ["DiffError", "compare", "format_comparison", "pick"]
+
+
+class DiffError(Exception):
+    """The builds to compare cannot be found; the message is one line."""
+
+
+def _comparable(record: BuildRecord) -> bool:
+    """A skipped build (or one cancelled before it ran) has no phases of its own to compare."""
+    return record.state != State.SKIPPED.value and bool(record.phases or record.state == State.SUCCEEDED.value)
+
+
+def pick(history: History, targets: list[str]) -> tuple[BuildRecord, BuildRecord]:
+    """(A, B) for `diff A B` (two ids, as `trt-tui history` lists them) or `diff MODEL` (the model's
+    last two builds that ran, older first)."""
+    if len(targets) == 2 and all(t.isdigit() for t in targets):
+        found = []
+        for text in targets:
+            record = history.get(int(text))
+            if record is None:
+                raise DiffError(f"no build with id {text} in {history.path} (see `trt-tui history`)")
+            found.append(record)
+        return found[0], found[1]
+    if len(targets) != 1:
+        raise DiffError("give two build ids (`history diff 3 7`) or one model (`history diff resnet50.onnx`)")
+    model = targets[0]
+    records = [r for r in history.builds(model, limit=200) if _comparable(r)]
+    if len(records) < 2:
+        raise DiffError(f"{model}: {len(records)} build{'s' if len(records) != 1 else ''} in history, "
+                        "need two to compare")
+    return records[1], records[0]
+
+
+def compare(a: BuildRecord, b: BuildRecord) -> dict:
+    """The JSON form: both builds as `history --json` lists them, then the diff."""
+    fa = Fingerprint.from_dict(a.fingerprint) if a.fingerprint else None
+    fb = Fingerprint.from_dict(b.fingerprint) if b.fingerprint else None
+    return {"a": a.as_json(), "b": b.as_json(), **diff(fa, fb, a.phases, b.phases, a.engine_bytes, b.engine_bytes)}
+
+
+def format_comparison(result: dict, top: int = 10) -> list[str]:
+    a, b = result["a"], result["b"]
+    title = (f"{Path(a['model']).name} #{a['id']} ({_when_of(a)}, {a['state']}) → "
+             f"{Path(b['model']).name} #{b['id']} ({_when_of(b)}, {b['state']})")
+    return format_diff(result, top=top, title=title)
+
+
+def _when_of(data: dict) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(data["started"]))
