@@ -24,6 +24,7 @@ class Session:
     scheduler: Scheduler
     history: object | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
+    owns_builds: bool = True  # False for a viewer attached to a build server: leaving stops nothing
 
     def close(self, timeout: float | None = 60.0) -> bool:
         """Stop every build, then flush the history and the trace. True when no thread is left."""
