@@ -126,8 +126,14 @@ def serve(args) -> int:
     directory = tempfile.mkdtemp(prefix="trt-tui-serve-")
     socket_path = os.path.join(directory, "builds.sock")
     builds = serve_session(session, socket_path, options)
+
+    def stop_builds() -> None:  # at Ctrl-C, before the web server winds down: builds stop meanwhile
+        cancelled = session.scheduler.cancel_all()
+        if cancelled:
+            print(f"trt-tui: cancelling {cancelled} build(s)…", flush=True)
+
     web = make_web_server(session_command(socket_path, args, paths), args.host, args.port, token,
-                          on_exit=session.scheduler.cancel_all)
+                          on_exit=stop_builds)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{args.port}/" + (f"?token={token}" if token else "")
     print(f"trt-tui: serving {', '.join(paths)} on {url} (Ctrl-C to stop)", flush=True)
@@ -136,9 +142,6 @@ def serve(args) -> int:
     except OSError as exc:
         raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None
     finally:
-        running = len(session.scheduler.active())
-        if running:
-            print(f"trt-tui: stopping {running} build(s)…", flush=True)
         builds.close()
         session.close()
         shutil.rmtree(directory, ignore_errors=True)
