@@ -158,6 +158,17 @@ def test_serve_off_loopback_needs_a_token(resnet_dir, capsys):
     assert len(err) == 1 and "--token" in err[0] and "0.0.0.0" in err[0]
 
 
+def test_serve_port_in_use_is_one_line(resnet_dir, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", str(resnet_dir), "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert "serving" not in out  # announced only once listening
+    assert err.strip().count("\n") == 0 and f"127.0.0.1:{port}: cannot listen" in err
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -341,9 +341,24 @@ def cmd_history(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .serve import serve
+    """The app for web browsers; the builds belong to this process (see serve.py)."""
+    from . import serve
 
-    return serve(args)
+    try:
+        token = serve.check(args.host, args.port, args.token)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options = options_from_args(args)
+    models, errors = find_models(args.paths)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return EXIT_USAGE
+    paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
+    try:
+        return serve.serve(make_session(args), options, paths, args.host, args.port, token, args)
+    except OSError as exc:
+        raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None
 
 
 def cmd_app(args) -> int:

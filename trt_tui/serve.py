@@ -24,7 +24,6 @@ import shutil
 import signal
 import sys
 import tempfile
-from pathlib import Path
 
 COOKIE = "trt_tui_token"
 
@@ -46,7 +45,7 @@ def session_command(socket_path: str, args, paths: list[str]) -> str:
     return shlex.join(argv + ["--", *paths])
 
 
-def make_web_server(command: str, host: str, port: int, token: str | None, on_exit):
+def make_web_server(command: str, host: str, port: int, token: str | None, on_exit, on_listening):
     """A textual-serve Server that checks the token and cancels the builds as soon as it is asked to stop."""
     from aiohttp import web
     from aiohttp.web_runner import GracefulExit
@@ -94,35 +93,32 @@ def make_web_server(command: str, host: str, port: int, token: str | None, on_ex
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
             web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
-                        print=lambda *a: None, shutdown_timeout=3.0)
+                        print=lambda *a: on_listening(), shutdown_timeout=3.0)  # called once listening
 
     return BuildsServer(command, host=host, port=port, title="trt-tui")
 
 
-def serve(args) -> int:
-    from .cli import EXIT_OK, UsageError, find_models, make_session, options_from_args
-
+def check(host: str, port: int, token: str | None) -> str | None:
+    """The token to require (None: none), or ValueError with the one-line reason not to serve."""
     try:
         import textual_serve.server  # noqa: F401
     except ImportError:
-        raise UsageError("serve needs textual-serve: pip install 'trt-tui[serve]'") from None
-    if not 0 < args.port < 65536:
-        raise UsageError(f"--port must be 1 to 65535, not {args.port}")
-    token = secrets.token_urlsafe(24) if args.token == "" else args.token
-    if token is None and not is_loopback(args.host):
-        raise UsageError(f"--host {args.host}: anyone who reaches this address could start and cancel builds; "
+        raise ValueError("serve needs textual-serve: pip install 'trt-tui[serve]'") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"--port must be 1 to 65535, not {port}")
+    if token == "":
+        return secrets.token_urlsafe(24)
+    if token is None and not is_loopback(host):
+        raise ValueError(f"--host {host}: anyone who reaches this address could start and cancel builds; "
                          "add --token (a random one is printed)")
-    options = options_from_args(args)
-    models, errors = find_models(args.paths)
-    for err in errors:
-        print(f"trt-tui: {err}", file=sys.stderr)
-    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
-        raise UsageError("nothing to serve")
-    paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
+    return token
 
+
+def serve(session, options, paths: list[str], host: str, port: int, token: str | None, args) -> int:
+    """Publish `session`'s builds and serve the app until Ctrl-C; then stop every build and clean up.
+    `paths` are absolute; `args` gives the sessions' --backend and --theme. OSError: cannot listen."""
     from .core.remote import serve_session
 
-    session = make_session(args)
     directory = tempfile.mkdtemp(prefix="trt-tui-serve-")
     socket_path = os.path.join(directory, "builds.sock")
     builds = serve_session(session, socket_path, options)
@@ -132,18 +128,18 @@ def serve(args) -> int:
         if cancelled:
             print(f"trt-tui: cancelling {cancelled} build(s)…", flush=True)
 
-    web = make_web_server(session_command(socket_path, args, paths), args.host, args.port, token,
-                          on_exit=stop_builds)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
-    url = f"http://{shown}:{args.port}/" + (f"?token={token}" if token else "")
-    print(f"trt-tui: serving {', '.join(paths)} on {url} (Ctrl-C to stop)", flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+    def listening() -> None:
+        print(f"trt-tui: serving {', '.join(paths)} on {url} (Ctrl-C to stop)", flush=True)
+
+    web = make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening)
     try:
         web.serve()
-    except OSError as exc:
-        raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None
     finally:
         builds.close()
         session.close()
         shutil.rmtree(directory, ignore_errors=True)
-    print("trt-tui: stopped", flush=True)
-    return EXIT_OK
+    print("trt-tui: stopped", flush=True)  # not reached when it could not listen (OSError)
+    return 0
