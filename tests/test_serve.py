@@ -282,7 +282,8 @@ ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x
 
 def test_browser_builds_and_cancels(resnet_dir):
     """Chromium opens the page, sees the model list and a phase of a real build, presses `c`, sees it
-    cancelled. TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
+    cancelled; a second tab, open meanwhile, follows the same build live and sees the cancel too.
+    TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (Debian: apt-get install chromium); Playwright never downloads one")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -300,7 +301,11 @@ def test_browser_builds_and_cancels(resnet_dir):
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.add_init_script(SCREEN_HOOK)
             page.goto(served.url + "/")
+            second = browser.new_page(viewport={"width": 1400, "height": 900})  # another browser's tab
+            second.add_init_script(SCREEN_HOOK)
+            second.goto(served.url + "/")
             wait(shows(page, "resnet50.onnx"), "the model list", 60)
+            wait(shows(second, "resnet50.onnx"), "the model list in the second tab", 60)
             wait(shows(page, "1×3×224×224"), "the model's inputs", 30)
             page.click(".textual-terminal")
             page.keyboard.press("Enter")
@@ -308,10 +313,12 @@ def test_browser_builds_and_cancels(resnet_dir):
             wait(shows(page, "Computing profile costs"), "a deeper phase", 60)
             if os.environ.get("TRT_TUI_SCREENSHOTS"):
                 page.screenshot(path=str(Path(os.environ["TRT_TUI_SCREENSHOTS"]) / "serve-browser.png"))
-            mark = len(screen(page))
+            wait(shows(second, "Building engine"), "the second tab to show the same build live", 30)
+            mark, second_mark = len(screen(page)), len(screen(second))
             page.keyboard.press("c")
             wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
             assert "Cancelling #1 resnet50.onnx" in screen(page)[mark:]
+            wait(shows(second, "cancelled", second_mark), "the second tab to see the cancel", 30)
             browser.close()
     finally:
         rc, output = served.ctrl_c()
