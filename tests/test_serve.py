@@ -324,3 +324,33 @@ def test_browser_builds_and_cancels(resnet_dir):
         rc, output = served.ctrl_c()
     assert rc == 0, output
     assert leftovers(resnet_dir) == []
+
+
+async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_path):
+    """The server records the history; an attached viewer reads it, so its builds get ETAs too."""
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    history = tmp_path / "history.db"
+    directory = tempfile.mkdtemp(prefix="trt-tui-test-serve-")
+    session = make_session(1, history=history, cache=False)
+    server = serve_session(session, os.path.join(directory, "builds.sock"), BuildOptions())
+    try:
+        viewer = Viewer(server.path)
+        spec = BuildSpec(tmp_path / "mnist.onnx", tmp_path / "mnist.engine")
+        first = viewer.remote.submit(spec)
+        wait(lambda: viewer.remote.jobs[first.id].final, "the first build")
+        assert viewer.remote.jobs[first.id].state is State.SUCCEEDED
+
+        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, history=str(history), gpu_interval=60))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await _wait_pilot(pilot, lambda: first.id in app.views)
+            assert app.session.history is not None
+            await pilot.press("enter")  # the highlighted model: mnist, built again by the server
+            await _wait_pilot(pilot, lambda: len(app.views) == 2)
+            second = app.views[max(app.views)]
+            assert second.expected and "Building engine" in second.expected
+            await _wait_pilot(pilot, lambda: second.state is State.SUCCEEDED)
+        viewer.remote.shutdown(timeout=5)
+    finally:
+        server.close()
+        assert session.close(timeout=60)
+        shutil.rmtree(directory)

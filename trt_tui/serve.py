@@ -24,6 +24,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from pathlib import Path
 
 COOKIE = "trt_tui_token"
 
@@ -42,6 +43,8 @@ def session_command(socket_path: str, args, paths: list[str]) -> str:
     argv = [sys.executable, "-m", "trt_tui", "--attach", socket_path, "--backend", args.backend]
     if args.theme:
         argv += ["--theme", args.theme]
+    if args.history:
+        argv += ["--history", str(Path(args.history).resolve())]
     return shlex.join(argv + ["--", *paths])
 
 

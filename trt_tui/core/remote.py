@@ -25,6 +25,7 @@ import json
 import os
 import queue
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from pathlib import Path
 from .build import BuildOptions, BuildSpec, default_output
 from .events import State, StateChanged, event_from_dict, event_to_dict
 from .monitor import CancelToken
-from .session import Session
+from .session import Session, history_path
 
 REPLY_TIMEOUT = 10.0
 
@@ -356,6 +357,16 @@ def serve_session(session: Session, path: str | os.PathLike, options: BuildOptio
                        lambda model, force: BuildSpec(model, default_output(model), options, force=force))
 
 
-def attach_session(path: str | os.PathLike) -> Session:
-    """A Session whose scheduler is a client of the build server at `path` (not yet connected)."""
-    return Session(RemoteScheduler(path), owns_builds=False)
+def attach_session(path: str | os.PathLike, history: str | os.PathLike | None = None) -> Session:
+    """A Session whose scheduler is a client of the build server at `path` (not yet connected). The
+    history (the server records it) is opened too, for the app's ETAs: SQLite in WAL mode takes readers
+    in other processes."""
+    session = Session(RemoteScheduler(path), owns_builds=False)
+    try:
+        from .history import History
+
+        session.history = History(history_path(history))
+        session.closers.append(session.history.close)
+    except Exception as exc:  # ETAs are a convenience: a viewer works without them
+        print(f"trt-tui: build history unavailable: {exc}", file=sys.stderr)
+    return session

@@ -165,7 +165,7 @@ class TrtTuiApp(App[int]):
         if config.attach:
             from ..core.remote import attach_session
 
-            self.session = attach_session(config.attach)
+            self.session = attach_session(config.attach, config.history)
         else:
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor)
