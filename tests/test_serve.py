@@ -228,11 +228,14 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(resnet_dir):
                 assert response.status == 200
         # unsafe=True: aiohttp's jar otherwise ignores cookies set by an IP address (browsers keep them)
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:
-            async with browser.get(served.url + "/?token=s3cret") as response:
+            async with browser.get(served.url + "/?token=s3cret&fontsize=14", allow_redirects=False) as response:
+                assert response.status == 303 and response.headers["Location"] == "/?fontsize=14"
+                assert "HttpOnly" in response.headers["Set-Cookie"]
+            async with browser.get(served.url + "/?fontsize=14") as response:  # the cookie now
                 assert response.status == 200
                 page = await response.text()
             assert f'ws://127.0.0.1:{served.port}/ws' in page
-            async with browser.get(served.url + "/static/js/textual.js") as response:  # the cookie now
+            async with browser.get(served.url + "/static/js/textual.js") as response:
                 assert response.status == 200
             tabs = [await browser.ws_connect(served.url + "/ws?width=120&height=40") for _ in range(2)]
             for tab in tabs:
@@ -282,12 +285,12 @@ ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x
 
 def test_browser_builds_and_cancels(resnet_dir):
     """Chromium opens the page, sees the model list and a phase of a real build, presses `c`, sees it
-    cancelled; a second tab, open meanwhile, follows the same build live and sees the cancel too.
+    cancelled; a second browser, open meanwhile, follows the same build live and sees the cancel too.
     TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (Debian: apt-get install chromium); Playwright never downloads one")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    served = Served(str(resnet_dir))
+    served = Served(str(resnet_dir), "--token", "br0wser")
 
     def screen(page) -> str:
         return ESCAPES.sub("", page.evaluate("window.__screen"))
@@ -300,12 +303,14 @@ def test_browser_builds_and_cancels(resnet_dir):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.add_init_script(SCREEN_HOOK)
-            page.goto(served.url + "/")
-            second = browser.new_page(viewport={"width": 1400, "height": 900})  # another browser's tab
+            page.goto(served.url + "/?token=br0wser")  # as printed; the page comes back without it
+            assert page.url == served.url + "/"
+            second = browser.new_page(viewport={"width": 1400, "height": 900})  # a fresh context: another browser
             second.add_init_script(SCREEN_HOOK)
-            second.goto(served.url + "/")
+            assert second.goto(served.url + "/").status == 403  # no cookie there yet
+            second.goto(served.url + "/?token=br0wser")
             wait(shows(page, "resnet50.onnx"), "the model list", 60)
-            wait(shows(second, "resnet50.onnx"), "the model list in the second tab", 60)
+            wait(shows(second, "resnet50.onnx"), "the model list in the second browser", 60)
             wait(shows(page, "1×3×224×224"), "the model's inputs", 30)
             page.click(".textual-terminal")
             page.keyboard.press("Enter")
@@ -313,12 +318,12 @@ def test_browser_builds_and_cancels(resnet_dir):
             wait(shows(page, "Computing profile costs"), "a deeper phase", 60)
             if os.environ.get("TRT_TUI_SCREENSHOTS"):
                 page.screenshot(path=str(Path(os.environ["TRT_TUI_SCREENSHOTS"]) / "serve-browser.png"))
-            wait(shows(second, "Building engine"), "the second tab to show the same build live", 30)
+            wait(shows(second, "Building engine"), "the second browser to show the same build live", 30)
             mark, second_mark = len(screen(page)), len(screen(second))
             page.keyboard.press("c")
             wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
             assert "Cancelling #1 resnet50.onnx" in screen(page)[mark:]
-            wait(shows(second, "cancelled", second_mark), "the second tab to see the cancel", 30)
+            wait(shows(second, "cancelled", second_mark), "the second browser to see the cancel", 30)
             browser.close()
     finally:
         rc, output = served.ctrl_c()

@@ -8,8 +8,9 @@ to stop (no temporary engine is left), closes the sessions and removes the socke
 
 The page can start and cancel builds, so off the loopback interface a token is required. It is
 checked on every request and on the WebSocket handshake: `?token=` on the URL the server prints (the
-answer then sets an HttpOnly, SameSite=Strict cookie, which the page's own requests and its WebSocket
-carry), the cookie, or an `Authorization: Bearer` header for scripts.
+answer sets an HttpOnly, SameSite=Strict cookie, which the page's own requests and its WebSocket carry,
+and redirects to the page without the token in its address), the cookie, or an `Authorization: Bearer`
+header for scripts.
 """
 
 from __future__ import annotations
@@ -63,10 +64,13 @@ def make_web_server(command: str, host: str, port: int, token: str | None, on_ex
     async def check_token(request, handler):
         if not authorised(request):
             raise web.HTTPForbidden(text="trt-tui: this server needs its token (open the URL it printed)\n")
-        response = await handler(request)
-        if request.query.get("token") and not response.prepared:
-            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
-        return response
+        if request.query.get("token") and request.path == "/":
+            # Into the cookie and out of the address bar (and the browser's history): back to the page.
+            query = "&".join(f"{k}={v}" for k, v in request.query.items() if k != "token")
+            moved = web.HTTPSeeOther("/" + (f"?{query}" if query else ""))
+            moved.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
+            raise moved
+        return await handler(request)
 
     class BuildsServer(Server):
         async def _make_app(self):
