@@ -1,6 +1,6 @@
 """`trt-tui serve`: one scheduler owned by the server, viewed by any number of attached apps.
 
-Real parts throughout: real TensorRT-RTX builds of the resnet50 sample, the real `BuildServer` on a
+Real parts throughout: real TensorRT-RTX builds of the samples, the real `BuildServer` on a
 Unix socket, the real app attached to it under Textual's pilot, the real `trt-tui serve` process over
 HTTP and WebSockets, and (where Debian's Chromium is installed) a real browser driven by Playwright.
 """
@@ -36,9 +36,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 @pytest.fixture
-def resnet_dir(sample_dir, tmp_path) -> Path:
-    """Only resnet50 (a build of a few seconds, long enough to watch and cancel), hard-linked."""
-    os.link(sample_dir / "resnet50.onnx", tmp_path / "resnet50.onnx")
+def long_dir(sample_dir, tmp_path) -> Path:
+    """Only densenet, hard-linked: its ~15 s build must outlive viewers joining, leaving and starting up
+    (an app process per browser) on a loaded two-core machine; every test cancels it within seconds."""
+    os.link(sample_dir / "densenet.onnx", tmp_path / "densenet.onnx")
     return tmp_path
 
 
@@ -79,16 +80,16 @@ def build_server(tmp_path):
     shutil.rmtree(directory)
 
 
-def test_two_viewers_share_one_build(build_server, resnet_dir):
+def test_two_viewers_share_one_build(build_server, long_dir):
     """A build one viewer starts is the server's: a viewer that joins late replays it from its start
     and follows it live, its cancel reaches the build, and both see the same end."""
     first = Viewer(build_server.path)
-    job = first.remote.submit(BuildSpec(resnet_dir / "resnet50.onnx", resnet_dir / "ignored.engine"))
-    assert build_server.scheduler.jobs[job.id].spec.output == resnet_dir / "resnet50.engine"  # the server decides
+    job = first.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "ignored.engine"))
+    assert build_server.scheduler.jobs[job.id].spec.output == long_dir / "densenet.engine"  # the server decides
     wait(lambda: "Building engine" in first.phases(job.id), "the build to start its phases")
 
     late = Viewer(build_server.path)
-    assert late.remote.jobs[job.id].spec.model == resnet_dir / "resnet50.onnx"
+    assert late.remote.jobs[job.id].spec.model == long_dir / "densenet.onnx"
     assert late.phases(job.id)[:1] == ["Building engine"]  # replayed from the start, not from the join
     assert late.remote.jobs[job.id].state is State.BUILDING
     assert build_server.clients == 2
@@ -101,12 +102,12 @@ def test_two_viewers_share_one_build(build_server, resnet_dir):
     time.sleep(0.2)  # the writer threads flush the last batch
     assert first.events[job.id] == late.events[job.id]
     assert first.remote.jobs[job.id].state is State.CANCELLED is server_job.state
-    assert leftovers(resnet_dir) == []
+    assert leftovers(long_dir) == []
 
     first.remote.shutdown(timeout=5)
     wait(lambda: build_server.clients == 1, "the server to forget the viewer that left")
     with pytest.raises(RuntimeError):
-        first.remote.submit(BuildSpec(resnet_dir / "resnet50.onnx", resnet_dir / "x.engine"))
+        first.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "x.engine"))
     late.remote.shutdown(timeout=5)
 
 
@@ -118,13 +119,13 @@ async def _wait_pilot(pilot, condition, timeout: float = 60.0) -> None:
         await pilot.pause(0.05)
 
 
-async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, resnet_dir):
+async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, long_dir):
     """The app attached to the server shows a build another viewer started; quitting it (`q`, as a
     closed tab does) stops nothing; a second app (a reload) replays the build and `c` cancels it."""
     other = Viewer(build_server.path)
-    job = other.remote.submit(BuildSpec(resnet_dir / "resnet50.onnx", resnet_dir / "resnet50.engine"))
+    job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     server_job = build_server.scheduler.jobs[job.id]
-    config = AppConfig(paths=[str(resnet_dir)], attach=build_server.path, gpu_interval=60)
+    config = AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60)
 
     app = TrtTuiApp(config)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -149,21 +150,21 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
     assert server_job.state is State.CANCELLED and server_job.token.cancelled
     wait(lambda: other.remote.jobs[job.id].state is State.CANCELLED, "the other viewer to see the cancel")
     other.remote.shutdown(timeout=5)
-    assert leftovers(resnet_dir) == []
+    assert leftovers(long_dir) == []
 
 
-def test_serve_off_loopback_needs_a_token(resnet_dir, capsys):
-    assert main(["serve", str(resnet_dir), "--host", "0.0.0.0"]) == 2
+def test_serve_off_loopback_needs_a_token(long_dir, capsys):
+    assert main(["serve", str(long_dir), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--token" in err[0] and "0.0.0.0" in err[0]
 
 
-def test_serve_port_in_use_is_one_line(resnet_dir, capsys):
+def test_serve_port_in_use_is_one_line(long_dir, capsys):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        assert main(["serve", str(resnet_dir), "--port", str(port)]) == 2
+        assert main(["serve", str(long_dir), "--port", str(port)]) == 2
     out, err = capsys.readouterr()
     assert "serving" not in out  # announced only once listening
     assert err.strip().count("\n") == 0 and f"127.0.0.1:{port}: cannot listen" in err
@@ -207,13 +208,13 @@ class Served:
         return rc, self.first_line + self.proc.stdout.read()
 
 
-def test_serve_http_token_shared_sessions_and_ctrl_c(resnet_dir):
+def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
     """Every request and the WebSocket need the token; two browser sessions attach to one build server;
     Ctrl-C cancels the running build, ends every session and leaves nothing behind."""
     import aiohttp
 
-    served = Served(str(resnet_dir), "--token", "s3cret")
-    assert "?token=s3cret" in served.first_line and str(resnet_dir) in served.first_line
+    served = Served(str(long_dir), "--token", "s3cret")
+    assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
 
     async def browse() -> None:
         async with aiohttp.ClientSession() as anonymous:
@@ -248,7 +249,7 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(resnet_dir):
 
             socket_path = sockets.pop()
             viewer = Viewer(socket_path)  # as a third tab's app would: start a build on the server
-            job = viewer.remote.submit(BuildSpec(resnet_dir / "resnet50.onnx", resnet_dir / "resnet50.engine"))
+            job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
             await asyncio.to_thread(wait, lambda: "Building engine" in viewer.phases(job.id), "the build")
 
             rc, output = await asyncio.to_thread(served.ctrl_c)
@@ -263,7 +264,7 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(resnet_dir):
             assert not alive, [p.cmdline() for p in alive]
 
     asyncio.run(browse())
-    assert leftovers(resnet_dir) == []
+    assert leftovers(long_dir) == []
 
 
 # Records what the page's WebSocket receives: the terminal draws on a canvas, so this is how the test
@@ -283,14 +284,14 @@ SCREEN_HOOK = """(() => {
 ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]")
 
 
-def test_browser_builds_and_cancels(resnet_dir):
+def test_browser_builds_and_cancels(long_dir):
     """Chromium opens the page, sees the model list and a phase of a real build, presses `c`, sees it
     cancelled; a second browser, open meanwhile, follows the same build live and sees the cancel too.
     TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (Debian: apt-get install chromium); Playwright never downloads one")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    served = Served(str(resnet_dir), "--token", "br0wser")
+    served = Served(str(long_dir), "--token", "br0wser")
 
     def screen(page) -> str:
         return ESCAPES.sub("", page.evaluate("window.__screen"))
@@ -309,8 +310,8 @@ def test_browser_builds_and_cancels(resnet_dir):
             second.add_init_script(SCREEN_HOOK)
             assert second.goto(served.url + "/").status == 403  # no cookie there yet
             second.goto(served.url + "/?token=br0wser")
-            wait(shows(page, "resnet50.onnx"), "the model list", 60)
-            wait(shows(second, "resnet50.onnx"), "the model list in the second browser", 60)
+            wait(shows(page, "densenet.onnx"), "the model list", 60)
+            wait(shows(second, "densenet.onnx"), "the model list in the second browser", 60)
             wait(shows(page, "1×3×224×224"), "the model's inputs", 30)
             page.click(".textual-terminal")
             page.keyboard.press("Enter")
@@ -322,13 +323,13 @@ def test_browser_builds_and_cancels(resnet_dir):
             mark, second_mark = len(screen(page)), len(screen(second))
             page.keyboard.press("c")
             wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
-            assert "Cancelling #1 resnet50.onnx" in screen(page)[mark:]
+            assert "Cancelling #1 densenet.onnx" in screen(page)[mark:]
             wait(shows(second, "cancelled", second_mark), "the second browser to see the cancel", 30)
             browser.close()
     finally:
         rc, output = served.ctrl_c()
     assert rc == 0, output
-    assert leftovers(resnet_dir) == []
+    assert leftovers(long_dir) == []
 
 
 async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_path):

@@ -145,8 +145,8 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     try:
         web.serve()
     finally:
+        session.close()  # first: the builds' last events still reach every viewer
         builds.close()
-        session.close()
         shutil.rmtree(directory, ignore_errors=True)
     print("trt-tui: stopped", flush=True)  # not reached when it could not listen (OSError)
     return 0

@@ -61,11 +61,8 @@ class _Client:
         self.outbox.put(message)
 
     def close(self) -> None:
+        """After what is queued has been sent: the writer hangs up, which also ends the reader."""
         self.outbox.put(None)
-        try:
-            self.conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def _write(self) -> None:
         while (data := self.outbox.get()) is not None:
@@ -73,6 +70,10 @@ class _Client:
                 self.conn.sendall(data)
             except OSError:
                 break
+        try:
+            self.conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.server._forget(self)
 
     def _read(self) -> None:
