@@ -157,6 +157,9 @@ def test_serve_off_loopback_needs_a_token(long_dir, capsys):
     assert main(["serve", str(long_dir), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--token" in err[0] and "0.0.0.0" in err[0]
+    assert main(["serve", "--host", "0.0.0.0", "--token", str(long_dir)]) == 2  # the path is no token
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a path, not a token" in err[0]
 
 
 def test_serve_port_in_use_is_one_line(long_dir, capsys):

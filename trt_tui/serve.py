@@ -115,6 +115,8 @@ def check(host: str, port: int, token: str | None) -> str | None:
         raise ValueError(f"--port must be 1 to 65535, not {port}")
     if token == "":
         return secrets.token_urlsafe(24)
+    if token is not None and os.path.exists(token):  # `serve --token models/` took the path as the token
+        raise ValueError(f"--token {token}: that is a path, not a token; write --token=TOKEN, or the paths first")
     if token is None and not is_loopback(host):
         raise ValueError(f"--host {host}: anyone who reaches this address could start and cancel builds; "
                          "add --token (a random one is printed)")
