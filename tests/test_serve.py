@@ -201,6 +201,15 @@ class Served:
         """The app processes textual-serve started, one per browser session."""
         return [p for p in psutil.Process(self.proc.pid).children(recursive=True) if "--attach" in p.cmdline()]
 
+    def stop_if_running(self) -> None:
+        """For a test that failed before its own Ctrl-C: leave no server behind."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
     def ctrl_c(self) -> tuple[int, str]:
         os.killpg(self.proc.pid, signal.SIGINT)
         try:
@@ -266,7 +275,10 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
             gone, alive = psutil.wait_procs(sessions, timeout=10)
             assert not alive, [p.cmdline() for p in alive]
 
-    asyncio.run(browse())
+    try:
+        asyncio.run(browse())
+    finally:
+        served.stop_if_running()
     assert leftovers(long_dir) == []
 
 
