@@ -23,7 +23,7 @@ from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-SUBCOMMANDS = ("build", "samples", "watch", "history")
+SUBCOMMANDS = ("build", "samples", "watch", "history", "serve")
 
 
 
@@ -492,6 +492,27 @@ def cmd_history_diff(args) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args) -> int:
+    """The app for web browsers; the builds belong to this process (see serve.py)."""
+    from . import serve
+
+    try:
+        token = serve.check(args.host, args.port, args.token)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options = options_from_args(args)
+    models, errors = find_models(args.paths)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return EXIT_USAGE
+    paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
+    try:
+        return serve.serve(session_from_args(args), options, paths, args.host, args.port, token, args)
+    except OSError as exc:
+        raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None
+
+
 def cmd_app(args) -> int:
     from .ui.app import make_app
 
@@ -514,6 +535,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     app.add_argument("--theme", help="theme name (see themes/)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
+    app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)
 
     sub = Parser(prog="trt-tui")
@@ -538,6 +560,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     s.add_argument("directory")
     s.add_argument("names", nargs="*", help="which samples (default: all)")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
+    v = cmds.add_parser("serve", help="serve the app to web browsers; the builds belong to this process")
+    v.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    v.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    v.add_argument("--token", nargs="?", const="", metavar="TOKEN",
+                   help="require this token on every request (no value: a random one); needed off loopback")
+    v.add_argument("--theme", help="theme name (see themes/)")
+    add_build_options(v)
     return app, sub
 
 
@@ -549,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
         args = (sub_parser if is_sub else app_parser).parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
-    handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history}.get(getattr(args, "command", None), cmd_app)
+    handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
+               "serve": cmd_serve}.get(getattr(args, "command", None), cmd_app)
     try:
         return handler(args)
     except UsageError as exc:

@@ -28,6 +28,7 @@ class Session:
     # error the exit code reports; the history is a convenience, and its failures are only printed.
     closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    owns_builds: bool = True  # False for a viewer attached to a build server: leaving stops nothing
 
     def close(self, timeout: float | None = 60.0) -> bool:
         """Stop every build, then flush the history and the trace. True when no thread is left."""

@@ -84,6 +84,7 @@ class AppConfig:
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
     trace: str | None = None
     cache: bool = True
+    attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
 
 
 @dataclass
@@ -164,8 +165,13 @@ class TrtTuiApp(App[int]):
         super().__init__()
         self.config = config
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
-        self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
-                                    trace=config.trace, cache=config.cache, executor_obj=executor)
+        if config.attach:
+            from ..core.remote import attach_session
+
+            self.session = attach_session(config.attach, config.history)
+        else:
+            self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
+                                        trace=config.trace, cache=config.cache, executor_obj=executor)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
@@ -212,8 +218,19 @@ class TrtTuiApp(App[int]):
         self._discover(self.config.paths)
         self.set_interval(0.25, self._tick)
         self._sample_gpus()
+        if self.config.attach:
+            self._attach()
         if self.config.watch:
             self.action_toggle_watch()
+
+    def _attach(self) -> None:
+        """Connect to the build server; its builds so far are replayed as `BuildEvents`, then live."""
+        from ..core.remote import RemoteError
+
+        try:
+            self.scheduler.connect()
+        except RemoteError as exc:
+            self.notify(str(exc), severity="error", timeout=30, markup=False)
 
     def _discover(self, paths: list[str]) -> None:
         from ..cli import find_models
@@ -270,6 +287,14 @@ class TrtTuiApp(App[int]):
             return None
         path = Path(model)
         job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
+        self._add_view(job)
+        self.select_build(job.id)
+        self.builds.move_cursor(row=self.builds.row_count - 1)
+        return job
+
+    def _add_view(self, job: BuildJob) -> BuildView:
+        model = str(job.spec.model)
+        path = job.spec.model
         view = self.views[job.id] = BuildView(job, self.clock, name=self.picker.display_name(model))
         self.latest_job[model] = job.id
         history = self.session.history
@@ -278,18 +303,20 @@ class TrtTuiApp(App[int]):
                 view.expected = history.expected_phases(path.resolve())
             except Exception:
                 view.expected = None
-        backend = self.config.options.backend
-        self.builds.add_build(job.id, view.name, backend)
-        self.select_build(job.id)
-        self.builds.move_cursor(row=self.builds.row_count - 1)
-        return job
+        self.builds.add_build(job.id, view.name, job.spec.options.backend)
+        return view
 
     @on(BuildEvents)
     @guarded
     def _build_events(self, message: BuildEvents) -> None:
         view = self.views.get(message.job)
         if view is None:
-            return
+            job = self.scheduler.jobs.get(message.job)  # attached: a build another viewer started
+            if job is None:
+                return
+            view = self._add_view(job)
+            if self.selected is None:
+                self.select_build(job.id)
         view.last_event_at = self.clock()
         new_phases, touched, new_logs = [], set(), []
         for event in message.events:
@@ -458,6 +485,9 @@ class TrtTuiApp(App[int]):
             self.submit(model, force=True)
 
     def action_toggle_watch(self) -> None:
+        if self.config.attach:  # one watcher per viewer would start each rebuild once per browser tab
+            self.notify("Watching is not available in a served session", severity="warning")
+            return
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -540,15 +570,16 @@ class TrtTuiApp(App[int]):
         if self._quitting:
             return
         self._quitting = True
-        running = self.scheduler.active()
+        running = self.scheduler.active() if self.session.owns_builds else []
         if running:
             self.notify(f"Stopping {len(running)} build(s)…", timeout=30)
         self._stop_builds()
 
     @work(thread=True, group="shutdown", exit_on_error=False)
     def _stop_builds(self) -> None:
-        self.scheduler.cancel_all()
-        self.scheduler.cancel_all()  # a second cancel forces where it can (child processes)
+        if self.session.owns_builds:  # an attached viewer leaves the server's builds running
+            self.scheduler.cancel_all()
+            self.scheduler.cancel_all()  # a second cancel forces where it can (child processes)
         if self.watcher is not None:
             self.watcher.stop()
         self.session.close()
@@ -596,5 +627,6 @@ def make_app(args=None, **kwargs) -> TrtTuiApp:
         watch=args.watch,
         history=args.history,
         trace=args.trace,
+        attach=getattr(args, "attach", None),
     )
     return TrtTuiApp(config, **kwargs)

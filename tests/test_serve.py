@@ -1,0 +1,377 @@
+"""`trt-tui serve`: one scheduler owned by the server, viewed by any number of attached apps.
+
+Real parts throughout: real TensorRT-RTX builds of the samples, the real `BuildServer` on a
+Unix socket, the real app attached to it under Textual's pilot, the real `trt-tui serve` process over
+HTTP and WebSockets, and (where Debian's Chromium is installed) a real browser driven by Playwright.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from trt_tui.cli import main
+from trt_tui.core.build import BuildOptions, BuildSpec
+from trt_tui.core.events import PhaseStart, State
+from trt_tui.core.remote import RemoteScheduler, serve_session
+from trt_tui.core.session import make_session
+from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def long_dir(sample_dir, tmp_path) -> Path:
+    """Only densenet, hard-linked: its ~15 s build must outlive viewers joining, leaving and starting up
+    (an app process per browser) on a loaded two-core machine; every test cancels it within seconds."""
+    os.link(sample_dir / "densenet.onnx", tmp_path / "densenet.onnx")
+    return tmp_path
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.suffix in (".engine", ".tmp") or p.name.startswith("."))
+
+
+def wait(condition, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+class Viewer:
+    """A RemoteScheduler that records what it was sent, per job."""
+
+    def __init__(self, path: str) -> None:
+        self.remote = RemoteScheduler(path)
+        self.events: dict[int, list] = {}
+        self.remote.subscribe(lambda job, events: self.events.setdefault(job.id, []).extend(events))
+        self.remote.connect()
+
+    def phases(self, job_id: int) -> list[str]:
+        return [e.name for e in self.events.get(job_id, []) if type(e) is PhaseStart]
+
+
+@pytest.fixture
+def build_server(tmp_path):
+    directory = tempfile.mkdtemp(prefix="trt-tui-test-serve-")
+    session = make_session(2, record_history=False, cache=False)
+    server = serve_session(session, os.path.join(directory, "builds.sock"), BuildOptions())
+    yield server
+    server.close()
+    assert session.close(timeout=60)
+    assert not os.path.exists(server.path)
+    shutil.rmtree(directory)
+
+
+def test_two_viewers_share_one_build(build_server, long_dir):
+    """A build one viewer starts is the server's: a viewer that joins late replays it from its start
+    and follows it live, its cancel reaches the build, and both see the same end."""
+    first = Viewer(build_server.path)
+    job = first.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "ignored.engine"))
+    assert build_server.scheduler.jobs[job.id].spec.output == long_dir / "densenet.engine"  # the server decides
+    wait(lambda: "Building engine" in first.phases(job.id), "the build to start its phases")
+
+    late = Viewer(build_server.path)
+    assert late.remote.jobs[job.id].spec.model == long_dir / "densenet.onnx"
+    assert late.phases(job.id)[:1] == ["Building engine"]  # replayed from the start, not from the join
+    assert late.remote.jobs[job.id].state is State.BUILDING
+    assert build_server.clients == 2
+
+    assert late.remote.cancel(job.id)
+    wait(lambda: first.remote.jobs[job.id].final and late.remote.jobs[job.id].final, "both viewers to see the end")
+    assert first.remote.jobs[job.id].token.cancelled  # told that someone else cancelled it
+    server_job = build_server.scheduler.jobs[job.id]
+    wait(lambda: server_job.delivered.is_set(), "the last events to be delivered")
+    time.sleep(0.2)  # the writer threads flush the last batch
+    assert first.events[job.id] == late.events[job.id]
+    assert first.remote.jobs[job.id].state is State.CANCELLED is server_job.state
+    assert leftovers(long_dir) == []
+
+    first.remote.shutdown(timeout=5)
+    wait(lambda: build_server.clients == 1, "the server to forget the viewer that left")
+    with pytest.raises(RuntimeError):
+        first.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "x.engine"))
+    late.remote.shutdown(timeout=5)
+
+
+async def _wait_pilot(pilot, condition, timeout: float = 60.0) -> None:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(0.05)
+
+
+async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, long_dir):
+    """The app attached to the server shows a build another viewer started; quitting it (`q`, as a
+    closed tab does) stops nothing; a second app (a reload) replays the build and `c` cancels it."""
+    other = Viewer(build_server.path)
+    job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+    server_job = build_server.scheduler.jobs[job.id]
+    config = AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60)
+
+    app = TrtTuiApp(config)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _wait_pilot(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
+        assert app.selected == job.id
+        assert app.builds.row_count == 1
+        await pilot.press("q")
+        await _wait_pilot(pilot, lambda: not app.is_running, 10)
+    assert not server_job.final and not server_job.token.cancelled  # the build outlived its viewer
+
+    reload = TrtTuiApp(config)
+    async with reload.run_test(size=(160, 48)) as pilot:
+        await _wait_pilot(pilot, lambda: job.id in reload.views and reload.views[job.id].tree.phases)
+        view = reload.views[job.id]
+        assert any(p.name == "Building engine" for p in view.tree.phases.values())
+        await pilot.press("c")
+        await _wait_pilot(pilot, lambda: view.state is State.CANCELLED)
+        assert reload.picker.models  # the model list is the app's own
+        await pilot.press("w")  # one watcher per tab would rebuild once per tab: refused
+        assert reload.watcher is None
+    wait(lambda: server_job.final, "the server's build to end")
+    assert server_job.state is State.CANCELLED and server_job.token.cancelled
+    wait(lambda: other.remote.jobs[job.id].state is State.CANCELLED, "the other viewer to see the cancel")
+    other.remote.shutdown(timeout=5)
+    assert leftovers(long_dir) == []
+
+
+def test_serve_off_loopback_needs_a_token(long_dir, capsys):
+    assert main(["serve", str(long_dir), "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--token" in err[0] and "0.0.0.0" in err[0]
+    assert main(["serve", "--host", "0.0.0.0", "--token", str(long_dir)]) == 2  # the path is no token
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a path, not a token" in err[0]
+
+
+def test_serve_port_in_use_is_one_line(long_dir, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", str(long_dir), "--port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert "serving" not in out  # announced only once listening
+    assert err.strip().count("\n") == 0 and f"127.0.0.1:{port}: cannot listen" in err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """`trt-tui serve` as a user starts it, in its own process group so Ctrl-C reaches all of it."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = free_port()
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        self.proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "serve", *args, "--port", str(self.port)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                     start_new_session=True)
+        self.first_line = self.proc.stdout.readline()
+        self.url = f"http://127.0.0.1:{self.port}"
+        wait(self._listening, "the server to listen", 30)
+
+    def _listening(self) -> bool:
+        assert self.proc.poll() is None, self.first_line + self.proc.stdout.read()
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def sessions(self) -> list[psutil.Process]:
+        """The app processes textual-serve started, one per browser session."""
+        return [p for p in psutil.Process(self.proc.pid).children(recursive=True) if "--attach" in p.cmdline()]
+
+    def stop_if_running(self) -> None:
+        """For a test that failed before its own Ctrl-C: leave no server behind."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def ctrl_c(self) -> tuple[int, str]:
+        os.killpg(self.proc.pid, signal.SIGINT)
+        try:
+            rc = self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        return rc, self.first_line + self.proc.stdout.read()
+
+
+def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
+    """Every request and the WebSocket need the token; two browser sessions attach to one build server;
+    Ctrl-C cancels the running build, ends every session and leaves nothing behind."""
+    import aiohttp
+
+    served = Served(str(long_dir), "--token", "s3cret")
+    assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
+
+    async def browse() -> None:
+        async with aiohttp.ClientSession() as anonymous:
+            for path in ("/", "/static/js/textual.js", "/?token=wrong"):
+                async with anonymous.get(served.url + path) as response:
+                    assert response.status == 403, path
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await anonymous.ws_connect(served.url + "/ws?width=80&height=24")
+            assert refused.value.status == 403
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer s3cret"}) as script:
+            async with script.get(served.url + "/static/js/textual.js") as response:
+                assert response.status == 200
+        # unsafe=True: aiohttp's jar otherwise ignores cookies set by an IP address (browsers keep them)
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:
+            async with browser.get(served.url + "/?token=s3cret&fontsize=14", allow_redirects=False) as response:
+                assert response.status == 303 and response.headers["Location"] == "/?fontsize=14"
+                assert "HttpOnly" in response.headers["Set-Cookie"]
+            async with browser.get(served.url + "/?fontsize=14") as response:  # the cookie now
+                assert response.status == 200
+                page = await response.text()
+            assert f'ws://127.0.0.1:{served.port}/ws' in page
+            async with browser.get(served.url + "/static/js/textual.js") as response:
+                assert response.status == 200
+            tabs = [await browser.ws_connect(served.url + "/ws?width=120&height=40") for _ in range(2)]
+            for tab in tabs:
+                message = await tab.receive(timeout=60)
+                assert message.type == aiohttp.WSMsgType.BINARY and message.data
+            await asyncio.to_thread(wait, lambda: len(served.sessions()) == 2, "two app sessions")
+            sockets = {p.cmdline()[p.cmdline().index("--attach") + 1] for p in served.sessions()}
+            assert len(sockets) == 1  # both sessions attach to the one build server
+            sessions = served.sessions()
+
+            socket_path = sockets.pop()
+            viewer = Viewer(socket_path)  # as a third tab's app would: start a build on the server
+            job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+            await asyncio.to_thread(wait, lambda: "Building engine" in viewer.phases(job.id), "the build")
+
+            rc, output = await asyncio.to_thread(served.ctrl_c)
+            assert rc == 0, output
+            assert "cancelling 1 build(s)" in output and output.rstrip().endswith("trt-tui: stopped")
+            assert viewer.remote.jobs[job.id].state is State.CANCELLED
+            assert viewer.remote.disconnected.wait(5)
+            assert not os.path.exists(os.path.dirname(socket_path))  # the socket and its directory
+            for tab in tabs:
+                await tab.close()
+            gone, alive = psutil.wait_procs(sessions, timeout=10)
+            assert not alive, [p.cmdline() for p in alive]
+
+    try:
+        asyncio.run(browse())
+    finally:
+        served.stop_if_running()
+    assert leftovers(long_dir) == []
+
+
+# Records what the page's WebSocket receives: the terminal draws on a canvas, so this is how the test
+# reads the screen the browser was sent. Keys still go through the browser into xterm.js.
+SCREEN_HOOK = """(() => {
+  const Native = window.WebSocket, decoder = new TextDecoder();
+  window.__screen = "";
+  window.WebSocket = function (url, protocols) {
+    const ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    ws.addEventListener("message", (e) => {
+      if (e.data instanceof ArrayBuffer) window.__screen += decoder.decode(e.data, {stream: true});
+    });
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+})();"""
+ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]")
+
+
+def test_browser_builds_and_cancels(long_dir):
+    """Chromium opens the page, sees the model list and a phase of a real build, presses `c`, sees it
+    cancelled; a second browser, open meanwhile, follows the same build live and sees the cancel too.
+    TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing (Debian: apt-get install chromium); Playwright never downloads one")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    served = Served(str(long_dir), "--token", "br0wser")
+
+    def screen(page) -> str:
+        return ESCAPES.sub("", page.evaluate("window.__screen"))
+
+    def shows(page, text: str, since: int = 0):
+        return lambda: text in screen(page)[since:]
+
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.add_init_script(SCREEN_HOOK)
+            page.goto(served.url + "/?token=br0wser")  # as printed; the page comes back without it
+            assert page.url == served.url + "/"
+            second = browser.new_page(viewport={"width": 1400, "height": 900})  # a fresh context: another browser
+            second.add_init_script(SCREEN_HOOK)
+            assert second.goto(served.url + "/").status == 403  # no cookie there yet
+            second.goto(served.url + "/?token=br0wser")
+            wait(shows(page, "densenet.onnx"), "the model list", 60)
+            wait(shows(second, "densenet.onnx"), "the model list in the second browser", 60)
+            wait(shows(page, "1×3×224×224"), "the model's inputs", 30)
+            page.click(".textual-terminal")
+            page.keyboard.press("Enter")
+            wait(shows(page, "Building engine"), "a phase of the build", 60)
+            wait(shows(page, "Computing profile costs"), "a deeper phase", 60)
+            if os.environ.get("TRT_TUI_SCREENSHOTS"):
+                page.screenshot(path=str(Path(os.environ["TRT_TUI_SCREENSHOTS"]) / "serve-browser.png"))
+            wait(shows(second, "Building engine"), "the second browser to show the same build live", 30)
+            mark, second_mark = len(screen(page)), len(screen(second))
+            page.keyboard.press("c")
+            wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
+            assert "Cancelling #1 densenet.onnx" in screen(page)[mark:]
+            wait(shows(second, "cancelled", second_mark), "the second browser to see the cancel", 30)
+            browser.close()
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    assert leftovers(long_dir) == []
+
+
+async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_path):
+    """The server records the history; an attached viewer reads it, so its builds get ETAs too."""
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    history = tmp_path / "history.db"
+    directory = tempfile.mkdtemp(prefix="trt-tui-test-serve-")
+    session = make_session(1, history=history, cache=False)
+    server = serve_session(session, os.path.join(directory, "builds.sock"), BuildOptions())
+    try:
+        viewer = Viewer(server.path)
+        spec = BuildSpec(tmp_path / "mnist.onnx", tmp_path / "mnist.engine")
+        first = viewer.remote.submit(spec)
+        wait(lambda: viewer.remote.jobs[first.id].final, "the first build")
+        assert viewer.remote.jobs[first.id].state is State.SUCCEEDED
+
+        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, history=str(history), gpu_interval=60))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await _wait_pilot(pilot, lambda: first.id in app.views)
+            assert app.session.history is not None
+            await pilot.press("enter")  # the highlighted model: mnist, built again by the server
+            await _wait_pilot(pilot, lambda: len(app.views) == 2)
+            second = app.views[max(app.views)]
+            assert second.expected and "Building engine" in second.expected
+            await _wait_pilot(pilot, lambda: second.state is State.SUCCEEDED)
+        viewer.remote.shutdown(timeout=5)
+    finally:
+        server.close()
+        assert session.close(timeout=60)
+        shutil.rmtree(directory)
