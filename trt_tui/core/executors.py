@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import sys
 import threading
 import time
 from multiprocessing.connection import wait
@@ -21,6 +20,7 @@ from .build import Outcome, remove_temp, run_build
 from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from .malloc import limit_arenas
 from .phases import PhaseTree
+from .pool import WarmPool
 
 if TYPE_CHECKING:
     from .scheduler import BuildJob
@@ -86,15 +86,20 @@ class ProcessExecutor:
     This buys what a thread cannot give: a cancel that TensorRT has not honoured `cancel_grace`
     seconds after it was asked (no callback since), or a second cancel, kills the child, whatever
     TensorRT is doing; and a crash inside TensorRT (a segfault, an abort, the out-of-memory killer)
-    fails that one build. The price is a fresh interpreter per build (spawn, never fork: forking a
-    process that has TensorRT or CUDA loaded, and other threads running, is unsafe).
+    fails that one build. The price is an interpreter per build (spawn, never fork: forking a
+    process that has TensorRT or CUDA loaded, and other threads running, is unsafe), paid ahead:
+    a warm spare that has imported TensorRT waits for each build (`pool`), unless `warm` is False.
     """
 
     name = "process"
 
-    def __init__(self, cancel_grace: float = 0.5) -> None:
+    def __init__(self, cancel_grace: float = 0.5, warm: bool = True) -> None:
         self.cancel_grace = cancel_grace
         self._context = multiprocessing.get_context("spawn")
+        self._pool = WarmPool(self._context, warm)
+        # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
+        # synthetic build). Sent to the spare with each job, by reference.
+        self.build = run_build
         self._lock = threading.Lock()
         self._reaped = threading.Condition(self._lock)
         self._children: dict[int, _Child] = {}
@@ -114,9 +119,15 @@ class ProcessExecutor:
             running = self._children.get(job.id)
         return running is not None and running.stop(FORCED)
 
+    def prewarm(self) -> None:
+        """Start the spare build process now, in the background, so that the first build finds its
+        imports done (the CLI calls this first thing; the app once its first frame is up)."""
+        self._pool.prewarm()
+
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
-        reported them CANCELLED), so no process of ours outlives the executor."""
+        reported them CANCELLED), and stop the spare, so no process of ours outlives the executor."""
+        self._pool.close()
         with self._lock:
             running = list(self._children.values())
         for each in running:
@@ -139,27 +150,24 @@ class ProcessExecutor:
 
     def _run(self, job: BuildJob, running: _Child) -> Outcome:
         temp = job.spec.temp_path(job.id)
-        events, events_out = self._context.Pipe(duplex=False)
-        control_in, control = self._context.Pipe(duplex=False)
-        process = self._context.Process(
-            target=child.main,
-            args=(job.id, child.ChildSpec.of(job.spec, temp), events_out, control_in),
-            name=f"trt-tui-build-{job.id}",
-            daemon=True,  # killed by multiprocessing's exit handler if this process exits first
-        )
+        spec = child.ChildSpec.of(job.spec, temp)
+        spare = None
+        for _attempt in range(2):  # a spare that died just now, between the check and the send
+            try:
+                spare = self._pool.take()
+            except Exception as exc:
+                error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
+                return _finish(job, 0.0, Outcome(State.FAILED, error=error))
+            try:
+                spare.control.send(("build", self.build, job.id, spec))
+                break
+            except OSError:
+                spare.discard()
+                spare = None
+        if spare is None:
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
-        try:
-            _ensure_resource_tracker()
-            process.start()
-        except Exception as exc:
-            for conn in (events, events_out, control_in, control):
-                conn.close()
-            error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
-            return _finish(job, 0.0, Outcome(State.FAILED, error=error))
-        # The child has its own copies now. Closing ours is what makes the events pipe reach
-        # end-of-file the moment the child dies, however it dies.
-        events_out.close()
-        control_in.close()
+        process, events, control = spare.process, spare.events, spare.control
         with running.lock:
             running.process = process
             if running.forced is not None:
@@ -270,25 +278,6 @@ class _Follower:
                                                    f" memory?) {doing}")
             return Outcome(State.FAILED, error=f"{model}: TensorRT crashed: {name} {doing}")
         return Outcome(State.FAILED, error=f"{model}: the build process exited with code {exitcode} {doing}")
-
-
-def _ensure_resource_tracker() -> None:
-    """Spawning starts multiprocessing's resource tracker on first use, handing it `sys.stderr`'s file
-    descriptor. Inside a full-screen app sys.stderr is a capture object with no real descriptor, and
-    the spawn fails ("bad value(s) in fds_to_keep"); start the tracker with the real stderr instead."""
-    from multiprocessing import resource_tracker
-
-    with _tracker_lock:
-        saved = sys.stderr
-        try:
-            if sys.__stderr__ is not None:
-                sys.stderr = sys.__stderr__
-            resource_tracker.ensure_running()
-        finally:
-            sys.stderr = saved
-
-
-_tracker_lock = threading.Lock()
 
 
 def _signal_name(number: int) -> str:
