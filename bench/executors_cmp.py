@@ -88,7 +88,7 @@ def transport_one(kind: str, threads: int, duration: float) -> dict:
             scheduler.wait()
             record = synthetic.records[job.id]
         else:
-            with patched_child(threads, duration):
+            with patched_child(executor, threads, duration):
                 job = scheduler.submit(spec)
                 scheduler.wait()
             record = json.loads(job.outcome.detail)

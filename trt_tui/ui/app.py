@@ -209,8 +209,16 @@ class TrtTuiApp(App[int]):
         self._discover(self.config.paths)
         self.set_interval(0.25, self._tick)
         self._sample_gpus()
+        self.call_after_refresh(self._prewarm_builds)
         if self.config.watch:
             self.action_toggle_watch()
+
+    def _prewarm_builds(self) -> None:
+        """Once the first frame is up (not before: on two cores it would compete with it), let the
+        executor start its spare build process, so the first build starts warm."""
+        prewarm = getattr(self.scheduler.executor, "prewarm", None)
+        if prewarm is not None and not self._quitting:
+            prewarm()
 
     def _discover(self, paths: list[str]) -> None:
         from ..cli import find_models
