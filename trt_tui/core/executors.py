@@ -124,6 +124,10 @@ class ProcessExecutor:
         imports done (the CLI calls this first thing; the app once its first frame is up)."""
         self._pool.prewarm()
 
+    def spare_pid(self) -> int | None:
+        """The pid of the spare build process waiting for the next build, if one is started."""
+        return self._pool.spare_pid()
+
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
         reported them CANCELLED), and stop the spare, so no process of ours outlives the executor."""

@@ -93,6 +93,12 @@ class WarmPool:
             self._state.refill(self._context)
         return spare
 
+    def spare_pid(self) -> int | None:
+        """The waiting spare's pid, if one is started (for tests and diagnostics)."""
+        with self._state.lock:
+            spare = self._state.spare
+            return spare.process.pid if spare is not None else None
+
     def close(self) -> None:
         self._finalizer()
 
