@@ -20,6 +20,7 @@ round against the same round's `bare`), which cancels the drift of a shared mach
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -80,6 +81,7 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
     if before is not None:
         configs += ["process_before", "thread_before"]
     times: dict[str, list[float]] = {c: [] for c in configs}
+    cpu: dict[str, list[float]] = {c: [] for c in configs}
 
     def command(config: str, output: Path) -> tuple[list[str], dict]:
         if config == "bare":
@@ -98,25 +100,34 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
     for rep, config in interleaved(configs, reps):
         output = out_dir / f"{config}-{rep}.engine"
         argv, env = command(config, output)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(work.root), timeout=300)
         elapsed = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU of the process and every descendant it reaped (build child, spare): less load-sensitive
+        cpu[config].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
         if proc.returncode != 0 or not output.exists():
             raise RuntimeError(f"{config}: exit {proc.returncode}: {proc.stderr[-2000:]}")
         output.unlink()
         times[config].append(elapsed)
-        log(f"  round {rep + 1}/{reps} {config:15s} {elapsed:6.3f} s")
+        log(f"  round {rep + 1}/{reps} {config:15s} {elapsed:6.3f} s wall, {cpu[config][-1]:6.3f} s CPU")
     result: dict = {"model": str(model), "reps": reps, "configs": {}}
     base = summary(times["bare"])["median"]
+    cpu_base = summary(cpu["bare"])["median"]
     for config in configs:
         s = summary(times[config])
         s["samples"] = times[config]
+        s["cpu"] = summary(cpu[config])
+        s["cpu_samples"] = cpu[config]
+        s["cpu_ratio_to_bare"] = s["cpu"]["median"] / cpu_base
         s["ratio_to_bare"] = s["median"] / base
         s["paired_ratio_median"] = summary([c / b for c, b in zip(times[config], times["bare"])])["median"]
         result["configs"][config] = s
     for config in configs:
         s = result["configs"][config]
-        log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired {s['paired_ratio_median']:.3f}")
+        log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired"
+            f" {s['paired_ratio_median']:.3f}  CPU {s['cpu']['median']:.3f} s ({s['cpu_ratio_to_bare']:.3f})")
     return result
 
 

@@ -211,7 +211,7 @@ def targets(results: dict) -> list[dict]:
     ex = results.get("executors")
     if ex:
         s = ex["startup"]
-        for e in ("thread", "process"):
+        for e in [k for k in ("thread", "process", "process_cold") if k in s]:
             add("7 executors", f"{e}: submit → first event (PARSING) / → BUILDING, mnist",
                 f"{s[e]['parsing']['median'] * 1e3:.1f} / {s[e]['building']['median'] * 1e3:.1f} ms", "-", None)
         for row in ex["transport"]["table"]:

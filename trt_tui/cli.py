@@ -212,20 +212,21 @@ def make_session(args, executor=None):
                 executor_obj=executor)
 
 
-def prewarmed_executor(args):
+def prewarmed_executor(args, builds: int | None = None):
     """The executor, its spare build process started now: the child's imports (TensorRT's ~0.3 s)
-    then overlap this process's own (options_from_args imports TensorRT too) instead of following."""
+    then overlap this process's own (options_from_args imports TensorRT too) instead of following.
+    `builds`, if known, is how many builds will come (no spare is started after the last)."""
     executor = make_executor(args)
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
-        prewarm()
+        prewarm(builds)
     return executor
 
 
 def cmd_build(args) -> int:
     from .headless import make_renderer
 
-    executor = prewarmed_executor(args)
+    executor = prewarmed_executor(args, len(args.models))
     try:
         options = options_from_args(args)
         models = [Path(m) for m in args.models]

@@ -119,10 +119,11 @@ class ProcessExecutor:
             running = self._children.get(job.id)
         return running is not None and running.stop(FORCED)
 
-    def prewarm(self) -> None:
+    def prewarm(self, builds: int | None = None) -> None:
         """Start the spare build process now, in the background, so that the first build finds its
-        imports done (the CLI calls this first thing; the app once its first frame is up)."""
-        self._pool.prewarm()
+        imports done (the CLI calls this first thing; the app once its first frame is up). `builds`:
+        how many builds will come, if known; no spare is started after the last."""
+        self._pool.prewarm(builds)
 
     def spare_pid(self) -> int | None:
         """The pid of the spare build process waiting for the next build, if one is started."""

@@ -76,10 +76,15 @@ class WarmPool:
         # Reached when the executor is dropped without `close`: its spare must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
 
-    def prewarm(self) -> None:
-        """Start the spare in the background now (the first build then starts warm)."""
-        if self.warm:
+    def prewarm(self, builds: int | None = None) -> None:
+        """Start the spare in the background now (the first build then starts warm). `builds`: how
+        many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
+        is started past the last of them, where it would only compete with the builds for CPU."""
+        self._left = builds
+        if self.warm and (builds is None or builds > 0):
             self._state.refill(self._context)
+
+    _left: int | None = None
 
     def take(self) -> Spare:
         """A live build process for one job; the next spare is started in the background."""
@@ -89,7 +94,9 @@ class WarmPool:
             spare = None
         if spare is None:
             spare = start_process(self._context)
-        if self.warm:
+        if self._left is not None:
+            self._left -= 1
+        if self.warm and (self._left is None or self._left > 0):
             self._state.refill(self._context)
         return spare
 
