@@ -1,6 +1,6 @@
 """trt-tui's benchmarks, in one command: `python bench/run.py [--quick] [--out FILE] [--only NAMES]`.
 
-Runs the seven benchmarks of bench/README.md (each module's docstring says what it measures and how),
+Runs the benchmarks of bench/README.md (each module's docstring says what it measures and how),
 prints progress and a summary table (every figure against its target, met or not), and writes every
 number to a JSON file (default bench/results.json). `--quick` is a ~2-minute smoke run with fewer
 repetitions; the default run takes ~7 minutes on a 2-core machine.
