@@ -1,6 +1,6 @@
 """trt-tui's benchmarks, in one command: `python bench/run.py [--quick] [--out FILE] [--only NAMES]`.
 
-Runs the seven benchmarks of bench/README.md (each module's docstring says what it measures and how),
+Runs the benchmarks of bench/README.md (each module's docstring says what it measures and how),
 prints progress and a summary table (every figure against its target, met or not), and writes every
 number to a JSON file (default bench/results.json). `--quick` is a ~2-minute smoke run with fewer
 repetitions; the default run takes ~7 minutes on a 2-core machine.
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 DENSENET_CONFIGS = ("none", "core_process", "app", "app_process")
-ALL = ("overhead", "throughput", "cancel", "watch", "concurrency", "startup", "executors")
+ALL = ("overhead", "throughput", "cancel", "watch", "concurrency", "startup", "executors", "buildwall", "appcpu")
 
 PARAMS = {
     # name: (full, quick)
@@ -48,6 +48,8 @@ PARAMS = {
     "executor_reps": (5, 2),
     "transport_reps": (2, 1),
     "transport_duration": (1.5, 1.0),
+    "buildwall_reps": (7, 3),
+    "appcpu_reps": (3, 2),
 }
 
 
@@ -188,10 +190,28 @@ def targets(results: dict) -> list[dict]:
             if executor == "process":
                 text += f"; children {r['children_peak_sum_kib'] / 1024:.0f} MiB peak sum"
             add("6 memory", f"4 ResNet-50 builds, {executor} executor", text, "-", None)
+    bw = results.get("buildwall")
+    if bw:
+        goals = {"process": 1.05, "thread": 1.03}
+        for config, entry in bw["configs"].items():
+            if config == "bare":
+                continue
+            goal = goals.get(config)
+            add("8 build wall", f"{Path(bw['model']).name}: trt-tui build ({config}) / bare, process wall (paired)",
+                f"{entry['ratio_to_bare']:.3f} ({entry['paired_ratio_median']:.3f}); {entry['median']:.2f} s vs"
+                f" {bw['configs']['bare']['median']:.2f} s", f"≤ {goal}" if goal else "-",
+                entry["ratio_to_bare"] <= goal if goal else None)
+    ac = results.get("appcpu")
+    if ac:
+        for version, models in ac["versions"].items():
+            for model, entry in models.items():
+                value = entry["cpu_per_s"]["median"]
+                add("9 app CPU", f"{version}: {model}, app CPU s per s of build (process executor)", f"{value:.3f}",
+                    "≤ 0.05", value <= 0.05 if version == "after" else None)
     ex = results.get("executors")
     if ex:
         s = ex["startup"]
-        for e in ("thread", "process"):
+        for e in [k for k in ("thread", "process", "process_cold") if k in s]:
             add("7 executors", f"{e}: submit → first event (PARSING) / → BUILDING, mnist",
                 f"{s[e]['parsing']['median'] * 1e3:.1f} / {s[e]['building']['median'] * 1e3:.1f} ms", "-", None)
         for row in ex["transport"]["table"]:
@@ -219,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="parent of the temporary work directory (default /dev/shm, else /tmp)")
     parser.add_argument("--overhead-configs", help=argparse.SUPPRESS)
     parser.add_argument("--overhead-reps", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--before", help="an older checkout of trt-tui (git archive REV | tar -x -C DIR): buildwall"
+                        " and appcpu run it side by side with this one")
     parser.add_argument("--no-arena-diagnostic", action="store_true",
                         help="skip re-running benchmark 1 under MALLOC_ARENA_MAX=1")
     args = parser.parse_args(argv)
@@ -283,6 +305,16 @@ def main(argv: list[str] | None = None) -> int:
                 import startup
 
                 results["startup"] = startup.run(work, p["startup_reps"], log=log)
+            elif name == "buildwall":
+                import buildwall
+
+                results["buildwall"] = buildwall.run(work, p["buildwall_reps"],
+                                                     before=Path(args.before) if args.before else None, log=log)
+            elif name == "appcpu":
+                import appcpu
+
+                results["appcpu"] = appcpu.run(work, p["appcpu_reps"], before=Path(args.before) if args.before else None,
+                                               log=log)
             elif name == "executors":
                 import executors_cmp
 

@@ -33,7 +33,12 @@ HERE = Path(__file__).resolve().parent
 
 
 def _env(work: Workdir) -> dict:
-    return dict(os.environ, PYTHONPATH=str(REPO), TRT_TUI_HISTORY=str(work.root / "startup-history.db"))
+    """This environment, with the repository first on PYTHONPATH. The caller's PYTHONPATH is kept
+    after it: replacing it crashed the children on the GPU machine, where the project runs from
+    PYTHONPATH."""
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=str(REPO) + (os.pathsep + path if path else ""),
+                TRT_TUI_HISTORY=str(work.root / "startup-history.db"))
 
 
 def worker(work: Workdir, *args: str, timeout: float = 120) -> dict:

@@ -1,26 +1,23 @@
 """A synthetic build: the real `MonitorState` driven from N threads as fast as Python allows, or paced.
 
-Used in this process (`SyntheticExecutor`, a stand-in for the thread executor) and inside a child
-process (`synthetic_child`, a stand-in for `trt_tui.core.child.main` with the same pipe protocol, so
-the real `ProcessExecutor` spawns it, relays its batches and reaps it). Imports nothing heavy: the
-child imports this module, and must start as fast as trt-tui's own child would.
+Used in this process (`SyntheticExecutor`, a stand-in for the thread executor) and inside the real
+`ProcessExecutor`'s children (`patched_child` sets the executor's `build` to `synthetic_build`, which
+the real `trt_tui.core.child.main` runs in place of `run_build`, so the child's buffer, sender thread
+and pipe are the product's own, not a copy). Imports nothing heavy at module level: the child imports
+this module.
 
-Parameters reach a child through the environment (`TRT_TUI_BENCH_SYNTH="threads,duration,rate"`),
-which a spawned child inherits. The child's first event is a log line carrying its monitor's `t0`
-(monotonic, system-wide), so the parent can date every event it receives.
+The parameters travel with the job (a `functools.partial`, pickled by reference). The first event is
+a log line carrying the monitor's `t0` (monotonic, system-wide), so the parent can date every event.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import signal
-import sys
 import threading
 import time
 
 STEPS = 10**9  # a phase "size" no drive reaches
-ENV = "TRT_TUI_BENCH_SYNTH"
 T0_PREFIX = "synthetic t0 "
 
 
@@ -73,7 +70,29 @@ def drive(state, threads: int, duration: float, record: dict, rate: float | None
     for name in names:
         state.phase_finish(name)
     state.phase_finish("Synthetic build")
-    record.update(steps=sum(counts), callbacks=state.callbacks - before, wall=wall, t_start=t, t_end=t + wall)
+    # `steps` counts every call the threads made; the monitor's own `callbacks` is a statistic it
+    # keeps without a lock, so it may lose increments to races: the rate is taken from `steps`.
+    record.update(steps=sum(counts), callbacks=sum(counts), monitor_callbacks=state.callbacks - before, wall=wall,
+                  t_start=t, t_end=t + wall)
+
+
+def synthetic_build(threads: int, duration: float, rate: float | None, job: int, spec, sink, cancel,
+                    t0: float | None = None):
+    """A stand-in for `trt_tui.core.build.run_build` (same signature after the first three): the
+    drive instead of TensorRT, reported through the real `MonitorState` into `sink`. The record
+    (callbacks, wall, times) comes back as the outcome's `detail`, as JSON."""
+    from trt_tui.core.build import Outcome
+    from trt_tui.core.events import Log, Severity, State, StateChanged
+    from trt_tui.core.monitor import MonitorState
+
+    state = MonitorState(job, sink, cancel, t0)
+    sink(Log(job, 0.0, Severity.WARNING, f"{T0_PREFIX}{state.t0!r}"))
+    sink(StateChanged(job, 0.0, State.PARSING))
+    sink(StateChanged(job, 0.0, State.BUILDING))
+    record: dict = {"t0": state.t0, "threads": threads}
+    drive(state, threads, duration, record, rate)
+    sink(StateChanged(job, time.monotonic() - state.t0, State.SUCCEEDED, engine_bytes=0))
+    return Outcome(State.SUCCEEDED, engine_bytes=0, detail=json.dumps(record), backend="synthetic")
 
 
 class SyntheticExecutor:
@@ -86,18 +105,10 @@ class SyntheticExecutor:
         self.records: dict[int, dict] = {}
 
     def run(self, job):
-        from trt_tui.core.build import Outcome
-        from trt_tui.core.events import State, StateChanged
-        from trt_tui.core.monitor import MonitorState
-
         threads, duration, rate = self.plan.pop(0)
-        state = MonitorState(job.id, job.sink, job.token)
-        record = self.records[job.id] = {"t0": state.t0, "threads": threads}
-        job.sink(StateChanged(job.id, 0.0, State.PARSING))
-        job.sink(StateChanged(job.id, 0.0, State.BUILDING))
-        drive(state, threads, duration, record, rate)
-        job.sink(StateChanged(job.id, time.monotonic() - state.t0, State.SUCCEEDED, engine_bytes=0))
-        return Outcome(State.SUCCEEDED, engine_bytes=0, backend="synthetic")
+        outcome = synthetic_build(threads, duration, rate, job.id, job.spec, job.sink, job.token)
+        self.records[job.id] = json.loads(outcome.detail)
+        return outcome
 
     def force_cancel(self, job) -> bool:
         return False
@@ -106,61 +117,18 @@ class SyntheticExecutor:
         pass
 
 
-def synthetic_child(job: int, spec, events, control) -> None:
-    """`trt_tui.core.child.main` with the build replaced by a synthetic drive; same messages."""
-    from trt_tui.core import child
-    from trt_tui.core.buffer import EventBuffer
-    from trt_tui.core.build import Outcome
-    from trt_tui.core.events import Log, Severity, State, StateChanged
-    from trt_tui.core.monitor import MonitorState
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threads_s, duration_s, rate_s = os.environ[ENV].split(",")
-    t0 = time.monotonic()
-    cancel = threading.Event()
-    threading.Thread(target=child._obey, args=(control, cancel), daemon=True).start()
-    child._send(events, ("started", t0))
-    buffer = EventBuffer()
-    done = threading.Event()
-    sender = threading.Thread(target=child._ship, args=(buffer, events, done), daemon=True)
-    sender.start()
-    buffer.push(Log(job, 0.0, Severity.WARNING, f"{T0_PREFIX}{t0!r}"))
-    buffer.push(StateChanged(job, 0.0, State.PARSING))
-    buffer.push(StateChanged(job, 0.0, State.BUILDING))
-    state = MonitorState(job, buffer.push, cancel, t0)
-    record: dict = {"t0": t0, "threads": int(threads_s)}
-    drive(state, int(threads_s), float(duration_s), record, None if rate_s == "none" else float(rate_s))
-    buffer.push(StateChanged(job, time.monotonic() - t0, State.SUCCEEDED, engine_bytes=0))
-    done.set()
-    sender.join()
-    last = buffer.drain()
-    if last:
-        child._send(events, ("events", last))
-    child._send(events, ("outcome", Outcome(State.SUCCEEDED, engine_bytes=0, detail=json.dumps(record),
-                                            backend="synthetic")))
-    sys.stdout.flush()
-    os._exit(0)
-
-
 class patched_child:
-    """While active, the ProcessExecutor spawns `synthetic_child` instead of the real build."""
+    """While active, the `ProcessExecutor`'s children run `synthetic_build` instead of TensorRT: the
+    real child code (`trt_tui.core.child.main`, its buffer, its sender thread, the pipe) carries it."""
 
-    def __init__(self, threads: int, duration: float, rate: float | None = None) -> None:
-        self.value = f"{threads},{duration},{'none' if rate is None else rate}"
+    def __init__(self, executor, threads: int, duration: float, rate: float | None = None) -> None:
+        self.executor = executor
+        self.build = functools.partial(synthetic_build, threads, duration, rate)
 
     def __enter__(self):
-        from trt_tui.core import child
-
-        self.saved = child.main, os.environ.get(ENV)
-        child.main = synthetic_child
-        os.environ[ENV] = self.value
+        self.saved = self.executor.build
+        self.executor.build = self.build
         return self
 
     def __exit__(self, *exc) -> None:
-        from trt_tui.core import child
-
-        child.main, previous = self.saved
-        if previous is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = previous
+        self.executor.build = self.saved

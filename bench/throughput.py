@@ -144,7 +144,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
                 await pilot.press("enter")
             else:
                 switch.current = process
-                with patched_child(threads, duration, rate):
+                with patched_child(process, threads, duration, rate):
                     await pilot.press("enter")
                     job = next(iter(set(app.views) - before))
                     while app.views[job].job.state.value in ("queued", "parsing"):

@@ -134,7 +134,9 @@ def cli(work: Workdir, reps: int, log=print) -> list[dict]:
     model = directory / "mnist.onnx"
     datas = variants(work.model("mnist"), reps + 1)
     model.write_bytes(datas[-1])
-    env = dict(os.environ, PYTHONPATH=str(REPO), TRT_TUI_HISTORY=str(work.root / "watch-cli-history.db"))
+    path = os.environ.get("PYTHONPATH")  # kept after the repository: the GPU machine runs from it
+    env = dict(os.environ, PYTHONPATH=str(REPO) + (os.pathsep + path if path else ""),
+               TRT_TUI_HISTORY=str(work.root / "watch-cli-history.db"))
     proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "watch", str(directory), "--json", "--executor",
                              "thread", "--force"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             cwd=str(REPO))

@@ -316,3 +316,76 @@ def test_child_exits_when_its_parent_dies(samples, tmp_path):
         time.sleep(0.01)
     assert not alive(int(pid_text))
     assert not list(Path(directory).glob(".*.tmp"))
+
+
+def wait_for_spare(executor: ProcessExecutor, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while executor.spare_pid() is None:
+        assert time.monotonic() < deadline, "no spare build process was started"
+        time.sleep(0.01)
+    return executor.spare_pid()
+
+
+def maps_name(pid: int, needle: str, timeout: float = 60.0) -> bool:
+    """True once `needle` appears among the shared objects the process has mapped."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if needle in Path(f"/proc/{pid}/maps").read_text():
+                return True
+        except OSError:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def test_warm_spare_has_tensorrt_loaded_runs_the_build_and_is_replaced(samples, tmp_path):
+    executor = ProcessExecutor()
+    executor.prewarm()
+    spare = wait_for_spare(executor)
+    assert maps_name(spare, "tensorrt_rtx"), "the spare did not import TensorRT ahead of its job"
+    scheduler, recorder, (job,) = start(executor, samples, tmp_path, "resnet50")
+    try:
+        recorder.wait_for_phase(job, "Building engine")
+        assert executor.pid_of(job) == spare, "the build did not run in the waiting spare"
+        assert scheduler.wait(120)
+        assert job.state is State.SUCCEEDED, job.outcome
+        assert (tmp_path / "resnet50.engine").stat().st_size > 1_000_000
+        following = wait_for_spare(executor)
+        assert following != spare, "a used process must never take a second build"
+        assert not alive(spare)
+    finally:
+        assert scheduler.shutdown(timeout=30)
+    assert not alive(following), "the spare outlived the executor"
+    assert multiprocessing.active_children() == []
+
+
+def test_a_spare_killed_while_waiting_is_replaced(samples, tmp_path):
+    executor = ProcessExecutor()
+    executor.prewarm()
+    spare = wait_for_spare(executor)
+    os.kill(spare, signal.SIGKILL)
+    while alive(spare):
+        time.sleep(0.01)
+    scheduler, recorder, (job,) = start(executor, samples, tmp_path, "mnist")
+    try:
+        assert scheduler.wait(60)
+        assert job.state is State.SUCCEEDED, job.outcome
+    finally:
+        assert scheduler.shutdown(timeout=30)
+    assert multiprocessing.active_children() == []
+
+
+def test_an_executor_dropped_without_close_stops_its_spare():
+    executor = ProcessExecutor()
+    executor.prewarm()
+    spare = wait_for_spare(executor)
+    del executor
+    import gc
+
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while alive(spare) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not alive(spare)
+    assert multiprocessing.active_children() == []

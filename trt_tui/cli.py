@@ -235,10 +235,11 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
 # -- subcommands -------------------------------------------------------------------------------
 
 
-def session_from_args(args):
+def session_from_args(args, executor=None):
     from .core.session import make_session
 
-    return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace)
+    return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
+                        executor_obj=executor)
 
 
 def check_trace_path(text: str | None) -> None:
@@ -325,20 +326,38 @@ def unique_models(paths: list[str]) -> list[Path]:
     return models
 
 
+def prewarmed_executor(args, builds: int | None = None):
+    """The executor, its spare build process started now: the child's imports (TensorRT's ~0.3 s)
+    then overlap this process's own (options_from_args imports TensorRT too) instead of following.
+    `builds`, if known, is how many builds will come (no spare is started after the last)."""
+    from .core.executors import make_executor
+
+    executor = make_executor(args.executor, cancel_grace=args.cancel_grace)
+    prewarm = getattr(executor, "prewarm", None)
+    if prewarm is not None:
+        prewarm(builds)
+    return executor
+
+
 def cmd_build(args) -> int:
     from .headless import make_renderer
 
-    options = options_from_args(args)
-    check_trace_path(args.trace)
-    models = unique_models(args.models)
-    unreadable = {m: err for m in models if (err := check_model_readable(m))}
-    buildable = [m for m in models if m not in unreadable]
-    outputs = outputs_for(models, args.output)
-    check_outputs(models, outputs, args.force)
-    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
-    for err in unreadable.values():
-        print(f"trt-tui: {err}", file=sys.stderr)
-    session = session_from_args(args)
+    executor = prewarmed_executor(args, len(args.models))
+    try:
+        options = options_from_args(args)
+        check_trace_path(args.trace)
+        models = unique_models(args.models)
+        unreadable = {m: err for m in models if (err := check_model_readable(m))}
+        buildable = [m for m in models if m not in unreadable]
+        outputs = outputs_for(models, args.output)
+        check_outputs(models, outputs, args.force)
+        renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+        for err in unreadable.values():
+            print(f"trt-tui: {err}", file=sys.stderr)
+        session = session_from_args(args, executor)
+    except BaseException:
+        executor.close()
+        raise
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     jobs = []

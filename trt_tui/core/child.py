@@ -6,10 +6,13 @@ pickled list, at most one list per `BATCH_INTERVAL`: a phase reporting tens of t
 second costs one message per batch, not one per callback, and the buffer coalesces steps and caps logs
 meanwhile.
 
+A child is started ahead as a spare (`serve`, `pool`): it imports, then waits for its one job.
+
 Messages to the parent, in this order: `("started", t0)`, any number of `("events", [...])`, and
 `("outcome", Outcome)` last. `t0` is the child's `time.monotonic()` when the build started; event
 times are relative to it, and since the monotonic clock is system-wide the parent can date events of
-its own (a forced cancel, a crash) on the same scale. From the parent comes only `"cancel"`.
+its own (a forced cancel, a crash) on the same scale. From the parent come the job, then only
+`"cancel"`.
 
 The child never outlives its parent: when the control pipe reaches end-of-file (the parent exited,
 even by SIGKILL or `os._exit`) it removes its temporary engine and exits at once.
@@ -31,9 +34,38 @@ from .build import BuildSpec, run_build
 BATCH_INTERVAL = 0.02  # seconds: the most latency batching adds to an event
 
 
-def main(job: int, spec: BuildSpec, events, control) -> None:
-    """The child's whole life. `events` is the write end of the pipe to the parent, `control` the read
-    end of the one from it."""
+def serve(events, control) -> None:
+    """A spare's whole life (see `pool`): import what a build needs, wait for one job on `control`,
+    run it (`main`). The job is `("build", build, job, spec)`: `build` is `run_build` or a stand-in
+    with its signature (the benchmarks' synthetic build), sent by reference. If the parent goes
+    away first, the spare exits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _preload()
+    try:
+        message = control.recv()
+    except (EOFError, OSError):
+        os._exit(0)
+    kind, build, job, spec = message
+    if kind != "build":
+        os._exit(1)
+    main(job, spec, events, control, build)
+
+
+def _preload() -> None:
+    """Import the TensorRT module the default backend picks, so the job's build starts at once.
+    Only imported, not used: the build itself creates the Builder. A failure here is the build's to
+    report, with its own message."""
+    try:
+        from .backend import load_backend
+
+        load_backend("auto")
+    except Exception:
+        pass
+
+
+def main(job: int, spec: BuildSpec, events, control, build=run_build) -> None:
+    """One build, and the process's exit. `events` is the write end of the pipe to the parent,
+    `control` the read end of the one from it."""
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what it means and
     # forwards a cancel, so the child must not die of it on its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -46,7 +78,7 @@ def main(job: int, spec: BuildSpec, events, control) -> None:
     done = threading.Event()
     sender = threading.Thread(target=_ship, args=(buffer, events, done), name="trt-tui-sender", daemon=True)
     sender.start()
-    outcome = run_build(job, spec, buffer.push, cancel, t0=t0)
+    outcome = build(job, spec, buffer.push, cancel, t0=t0)
     done.set()
     sender.join()
     last = buffer.drain()

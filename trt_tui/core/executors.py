@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import sys
 import threading
 import time
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Protocol
 
-from . import child
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
 from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
+from .malloc import limit_arenas
 from .phases import PhaseTree
+from .pool import WarmPool
 
 if TYPE_CHECKING:
     from .scheduler import BuildJob
@@ -41,6 +41,11 @@ class ThreadExecutor:
     next callback, and a crash inside TensorRT takes the process with it."""
 
     name = "thread"
+
+    def __init__(self) -> None:
+        # The builds run on worker threads of this process: without this, glibc gives each its own
+        # malloc arena and every build re-faults its memory (~1.35x a bare build; see `malloc`).
+        limit_arenas()
 
     def run(self, job: BuildJob) -> Outcome:
         return run_build(job.id, job.spec, job.sink, job.token)
@@ -81,15 +86,20 @@ class ProcessExecutor:
     This buys what a thread cannot give: a cancel that TensorRT has not honoured `cancel_grace`
     seconds after it was asked (no callback since), or a second cancel, kills the child, whatever
     TensorRT is doing; and a crash inside TensorRT (a segfault, an abort, the out-of-memory killer)
-    fails that one build. The price is a fresh interpreter per build (spawn, never fork: forking a
-    process that has TensorRT or CUDA loaded, and other threads running, is unsafe).
+    fails that one build. The price is an interpreter per build (spawn, never fork: forking a
+    process that has TensorRT or CUDA loaded, and other threads running, is unsafe), paid ahead:
+    a warm spare that has imported TensorRT waits for each build (`pool`), unless `warm` is False.
     """
 
     name = "process"
 
-    def __init__(self, cancel_grace: float = 0.5) -> None:
+    def __init__(self, cancel_grace: float = 0.5, warm: bool = True) -> None:
         self.cancel_grace = cancel_grace
         self._context = multiprocessing.get_context("spawn")
+        self._pool = WarmPool(self._context, warm)
+        # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
+        # synthetic build). Sent to the spare with each job, by reference.
+        self.build = run_build
         self._lock = threading.Lock()
         self._reaped = threading.Condition(self._lock)
         self._children: dict[int, _Child] = {}
@@ -109,9 +119,20 @@ class ProcessExecutor:
             running = self._children.get(job.id)
         return running is not None and running.stop(FORCED)
 
+    def prewarm(self, builds: int | None = None) -> None:
+        """Start the spare build process now, in the background, so that the first build finds its
+        imports done (the CLI calls this first thing; the app once its first frame is up). `builds`:
+        how many builds will come, if known; no spare is started after the last."""
+        self._pool.prewarm(builds)
+
+    def spare_pid(self) -> int | None:
+        """The pid of the spare build process waiting for the next build, if one is started."""
+        return self._pool.spare_pid()
+
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
-        reported them CANCELLED), so no process of ours outlives the executor."""
+        reported them CANCELLED), and stop the spare, so no process of ours outlives the executor."""
+        self._pool.close()
         with self._lock:
             running = list(self._children.values())
         for each in running:
@@ -133,27 +154,24 @@ class ProcessExecutor:
                 self._reaped.notify_all()
 
     def _run(self, job: BuildJob, running: _Child) -> Outcome:
-        events, events_out = self._context.Pipe(duplex=False)
-        control_in, control = self._context.Pipe(duplex=False)
-        process = self._context.Process(
-            target=child.main,
-            args=(job.id, job.spec, events_out, control_in),
-            name=f"trt-tui-build-{job.id}",
-            daemon=True,  # killed by multiprocessing's exit handler if this process exits first
-        )
+        spec = job.spec
+        spare = None
+        for _attempt in range(2):  # a spare that died just now, between the check and the send
+            try:
+                spare = self._pool.take()
+            except Exception as exc:
+                error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
+                return _finish(job, 0.0, Outcome(State.FAILED, error=error))
+            try:
+                spare.control.send(("build", self.build, job.id, spec))
+                break
+            except OSError:
+                spare.discard()
+                spare = None
+        if spare is None:
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
-        try:
-            _ensure_resource_tracker()
-            process.start()
-        except Exception as exc:
-            for conn in (events, events_out, control_in, control):
-                conn.close()
-            error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
-            return _finish(job, 0.0, Outcome(State.FAILED, error=error))
-        # The child has its own copies now. Closing ours is what makes the events pipe reach
-        # end-of-file the moment the child dies, however it dies.
-        events_out.close()
-        control_in.close()
+        process, events, control = spare.process, spare.events, spare.control
         pid = process.pid
         with running.lock:
             running.process = process
@@ -266,25 +284,6 @@ class _Follower:
                                                    f" memory?) {doing}")
             return Outcome(State.FAILED, error=f"{model}: TensorRT crashed: {name} {doing}")
         return Outcome(State.FAILED, error=f"{model}: the build process exited with code {exitcode} {doing}")
-
-
-def _ensure_resource_tracker() -> None:
-    """Spawning starts multiprocessing's resource tracker on first use, handing it `sys.stderr`'s file
-    descriptor. Inside a full-screen app sys.stderr is a capture object with no real descriptor, and
-    the spawn fails ("bad value(s) in fds_to_keep"); start the tracker with the real stderr instead."""
-    from multiprocessing import resource_tracker
-
-    with _tracker_lock:
-        saved = sys.stderr
-        try:
-            if sys.__stderr__ is not None:
-                sys.stderr = sys.__stderr__
-            resource_tracker.ensure_running()
-        finally:
-            sys.stderr = saved
-
-
-_tracker_lock = threading.Lock()
 
 
 def _signal_name(number: int) -> str:

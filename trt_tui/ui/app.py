@@ -220,6 +220,8 @@ class TrtTuiApp(App[int]):
         self._sample_gpus()
         if self.config.attach:
             self._attach()
+        else:
+            self.call_after_refresh(self._prewarm_builds)
         if self.config.watch:
             self.action_toggle_watch()
 
@@ -231,6 +233,13 @@ class TrtTuiApp(App[int]):
             self.scheduler.connect()
         except RemoteError as exc:
             self.notify(str(exc), severity="error", timeout=30, markup=False)
+
+    def _prewarm_builds(self) -> None:
+        """Once the first frame is up (not before: on two cores it would compete with it), let the
+        executor start its spare build process, so the first build starts warm."""
+        prewarm = getattr(getattr(self.scheduler, "executor", None), "prewarm", None)
+        if prewarm is not None and not self._quitting:
+            prewarm()
 
     def _discover(self, paths: list[str]) -> None:
         from ..cli import find_models

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.text import Text
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import RichLog
 
 from ...core.events import Log, Severity
@@ -39,6 +41,16 @@ class LogPane(RichLog):
     DEFAULT_CSS = """
     LogPane { height: 1fr; }
     """
+
+    # RichLog grows its virtual size with every line written, and Widget's `virtual_size` asks for a
+    # layout of the whole screen when it changes: during a build every frame that brought a log
+    # line re-laid out and re-rendered every widget (BENCHMARKS.md: most of the app's ~0.2 s of CPU
+    # per second of build). The pane's own size does not depend on its content (`height: 1fr`), so
+    # a new line only needs this widget repainted and its scrollbars updated.
+    virtual_size = Reactive(Size(0, 0), layout=False)
+
+    def watch_virtual_size(self, size: Size) -> None:
+        self._scroll_update(size)
 
     def __init__(self, max_lines: int = 2000, **kwargs) -> None:
         super().__init__(max_lines=max_lines, wrap=False, markup=False, highlight=False, **kwargs)

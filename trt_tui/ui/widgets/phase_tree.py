@@ -88,7 +88,9 @@ class PhaseTreeView(Tree[int]):
         for pid in phase_ids:
             node = self._phase_nodes.get(pid)
             if node is not None:
-                node.set_label(phase_label(tree.phases[pid], now, (hints or {}).get(pid), pid in self.stopped))
+                label = phase_label(tree.phases[pid], now, (hints or {}).get(pid), pid in self.stopped)
+                if label != node.label:  # only the rows that changed are repainted
+                    node.set_label(label)
 
     def active_ids(self) -> list[int]:
         tree = self._phases

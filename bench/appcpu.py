@@ -1,0 +1,99 @@
+"""9. The app's own CPU while a build runs: CPU seconds of the app process per second of build.
+
+The app runs headless (`run_test`, 120x40) with its default executor, so the build itself runs in a
+child process and everything the app process spends is the observer's: the follower thread that
+relays the child's batches, the pump, the message handlers and the repaints. For each build: Enter
+on the model, then CPU time (`RUSAGE_SELF`, all threads) and wall time until the final state is on
+screen. Target: ≤ 0.05 s of CPU per second of build.
+
+Each code version runs in its own interpreter (`python bench/appcpu.py CODE_DIR MODEL_DIR NAMES REPS`
+prints one JSON line), so `run` can put an older checkout (`--before`) side by side, interleaved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
+    from trt_tui.core.events import StateChanged
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+    from trt_tui.ui.messages import BuildEvents
+
+    final_at: dict[int, float] = {}
+
+    def hook(message) -> None:
+        if isinstance(message, BuildEvents):
+            for event in message.events:
+                if type(event) is StateChanged and event.state.final:
+                    final_at[message.job] = time.perf_counter()
+
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False,
+                              history=str(directory / "appcpu-history.db")))
+    rows = []
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await pilot.pause(1.0)  # model info read; the spare build process (if any) started
+        for _ in range(reps):
+            for name in names:
+                paths = app.picker.visible_paths()
+                path = next(p for p in paths if Path(p).name == f"{name}.onnx")
+                app.picker.move_cursor(row=paths.index(path))
+                await pilot.pause(0.5)
+                before = set(app.views)
+                c, t = _cpu(), time.perf_counter()
+                await pilot.press("enter")
+                job = next(iter(set(app.views) - before))
+                while job not in final_at:
+                    await asyncio.sleep(0.005)
+                await pilot.pause()  # the final state is on screen
+                wall, cpu = time.perf_counter() - t, _cpu() - c
+                rows.append({"model": name, "wall": wall, "cpu": cpu, "cpu_per_s": cpu / wall,
+                             "state": app.views[job].state.value})
+    return rows
+
+
+def run(work, reps: int, names=("resnet50",), before: Path | None = None, log=print) -> dict:
+    from common import REPO, interleaved, summary
+
+    directory = work.models_dir("appcpu", names)
+    versions = {"after": REPO}
+    if before is not None:
+        versions["before"] = before
+    rows: dict[str, list[dict]] = {v: [] for v in versions}
+    for _rep, version in interleaved(list(versions), reps):
+        proc = subprocess.run([sys.executable, str(HERE / "appcpu.py"), str(versions[version]), str(directory),
+                               ",".join(names), "1"], capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, TRT_TUI_HISTORY=str(work.root / "appcpu-history.db")))
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("[")]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"appcpu {version}: {proc.stderr[-2000:]}")
+        for row in json.loads(lines[-1]):
+            rows[version].append(row)
+            log(f"  {version:6s} {row['model']:9s}: build {row['wall']:.3f} s, app CPU {row['cpu']:.3f} s"
+                f" = {row['cpu_per_s']:.3f} s per s ({row['state']})")
+    out = {"reps": reps, "models": list(names), "versions": {}}
+    for version, rs in rows.items():
+        out["versions"][version] = {name: {"cpu_per_s": summary([r["cpu_per_s"] for r in rs if r["model"] == name]),
+                                           "wall": summary([r["wall"] for r in rs if r["model"] == name])}
+                                    for name in names}
+    return out
+
+
+if __name__ == "__main__":
+    code, directory, names, reps = sys.argv[1:5]
+    sys.path.insert(0, code)
+    print(json.dumps(asyncio.run(_measure(Path(directory), names.split(","), int(reps)))))

@@ -1,0 +1,143 @@
+"""8. `trt-tui build` against a bare TensorRT-RTX build of the same model, as whole processes.
+
+What a user waits for at the shell: process start to exit. Configurations, each a fresh
+`python` process building the same model to a fresh engine path, interleaved over rounds:
+
+- `bare`: a script that imports `tensorrt_rtx` and nothing of trt-tui, parses the ONNX, builds
+  with no monitor and writes the engine as trt-tui does (temporary file, fsync, rename);
+- `process`: `python -m trt_tui build MODEL -o ENGINE --force` (the default executor: a child
+  process per build; since this change a warm, pre-imported spare);
+- `thread`: the same with `--executor thread`;
+- with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
+  `process_before` and `thread_before` run that code instead, side by side in the same rounds.
+
+The model defaults to `light_inception_v2.onnx` from the onnx package's test data (~2 s to build
+here), else the ResNet-50 sample. History goes to the work directory; the engine cache is bypassed
+with `--force`. Reports medians, each configuration's ratio to `bare`, and the paired ratio (each
+round against the same round's `bare`), which cancels the drift of a shared machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import REPO, Workdir, interleaved, summary
+
+BARE = r"""
+import os, sys
+import tensorrt_rtx as trt
+model, output = sys.argv[1], sys.argv[2]
+logger = trt.Logger(trt.Logger.WARNING)
+builder = trt.Builder(logger)
+network = builder.create_network(0)
+parser = trt.OnnxParser(network, logger)
+if not parser.parse_from_file(model):
+    raise SystemExit("parse failed")
+config = builder.create_builder_config()
+serialized = builder.build_serialized_network(network, config)
+if serialized is None:
+    raise SystemExit("build failed")
+temp = output + ".bare.tmp"
+with open(temp, "wb") as f:
+    f.write(serialized)
+    f.flush()
+    os.fsync(f.fileno())
+os.replace(temp, output)
+"""
+
+
+def default_model(work: Workdir) -> Path:
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("onnx")
+        if spec is not None and spec.origin:
+            path = Path(spec.origin).parent / "backend/test/data/light/light_inception_v2.onnx"
+            if path.exists():
+                return path
+    except (ImportError, ValueError):
+        pass
+    return work.model("resnet50")
+
+
+def _env(work: Workdir, code: Path) -> dict:
+    """This environment with `code` first on PYTHONPATH (kept, not replaced: on the GPU machine the
+    project itself runs from PYTHONPATH)."""
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=str(code) + (os.pathsep + path if path else ""),
+                TRT_TUI_HISTORY=str(work.root / "buildwall-history.db"))
+
+
+def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None = None, log=print) -> dict:
+    model = model or default_model(work)
+    out_dir = work.root / "buildwall"
+    out_dir.mkdir(exist_ok=True)
+    configs = ["bare", "process", "thread"]
+    if before is not None:
+        configs += ["process_before", "thread_before"]
+    times: dict[str, list[float]] = {c: [] for c in configs}
+    cpu: dict[str, list[float]] = {c: [] for c in configs}
+
+    def command(config: str, output: Path) -> tuple[list[str], dict]:
+        if config == "bare":
+            return [sys.executable, "-c", BARE, str(model), str(output)], _env(work, REPO)
+        code = before if config.endswith("_before") else REPO
+        executor = "thread" if config.startswith("thread") else None
+        argv = [sys.executable, "-m", "trt_tui", "build", str(model), "-o", str(output), "--force"]
+        if executor:
+            argv += ["--executor", executor]
+        return argv, _env(work, code)
+
+    log(f"  model {model} ({model.stat().st_size / 1e6:.1f} MB); warm-up: one build per configuration")
+    for config in configs:  # page cache, TensorRT's own caches on disk, pyc files
+        argv, env = command(config, out_dir / f"warm-{config}.engine")
+        subprocess.run(argv, env=env, check=True, capture_output=True, cwd=str(work.root), timeout=300)
+    for rep, config in interleaved(configs, reps):
+        output = out_dir / f"{config}-{rep}.engine"
+        argv, env = command(config, output)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(work.root), timeout=300)
+        elapsed = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU of the process and every descendant it reaped (build child, spare): less load-sensitive
+        cpu[config].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+        if proc.returncode != 0 or not output.exists():
+            raise RuntimeError(f"{config}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+        output.unlink()
+        times[config].append(elapsed)
+        log(f"  round {rep + 1}/{reps} {config:15s} {elapsed:6.3f} s wall, {cpu[config][-1]:6.3f} s CPU")
+    result: dict = {"model": str(model), "reps": reps, "configs": {}}
+    base = summary(times["bare"])["median"]
+    cpu_base = summary(cpu["bare"])["median"]
+    for config in configs:
+        s = summary(times[config])
+        s["samples"] = times[config]
+        s["cpu"] = summary(cpu[config])
+        s["cpu_samples"] = cpu[config]
+        s["cpu_ratio_to_bare"] = s["cpu"]["median"] / cpu_base
+        s["ratio_to_bare"] = s["median"] / base
+        s["paired_ratio_median"] = summary([c / b for c, b in zip(times[config], times["bare"])])["median"]
+        result["configs"][config] = s
+    for config in configs:
+        s = result["configs"][config]
+        log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired"
+            f" {s['paired_ratio_median']:.3f}  CPU {s['cpu']['median']:.3f} s ({s['cpu_ratio_to_bare']:.3f})")
+    return result
+
+
+if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR]
+    import tempfile
+
+    sys.path.insert(0, str(REPO))
+    w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
+    try:
+        w.prepare()
+        run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 3, before=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    finally:
+        w.cleanup()

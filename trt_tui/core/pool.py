@@ -1,0 +1,172 @@
+"""A warm spare for the process executor: a build process started ahead, its imports done.
+
+A fresh build process pays ~0.15 s before its build starts: a new interpreter, trt-tui's build code
+and the TensorRT module to import (BENCHMARKS.md, benchmark 7). The pool keeps one process ready that
+has paid it already (`child.serve`: imports, then waits on its control pipe for one job). Taking the
+spare starts the next one in the background, so back-to-back builds each find one waiting.
+
+Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
+ends that process only, and no build inherits another's TensorRT state. The spare is started with
+`spawn`, never `fork`: forking a process that has TensorRT or CUDA loaded, or threads running, is
+unsafe. `close` stops the spare and waits for it, so no process of ours outlives the executor (a
+garbage-collected pool does the same).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+
+from . import child
+
+
+@dataclass
+class Spare:
+    """A started build process and the parent's ends of its two pipes."""
+
+    process: object  # multiprocessing's Process
+    events: object  # read end: the child's messages
+    control: object  # write end: the job, then "cancel"
+
+    def alive(self) -> bool:
+        return self.process.exitcode is None
+
+    def discard(self) -> None:
+        """Stop it (it holds no job, so there is nothing to save) and reap it."""
+        try:
+            self.process.kill()
+            self.process.join(5.0)
+            self.process.close()
+        except (ValueError, AttributeError, OSError):
+            pass
+        for conn in (self.events, self.control):
+            conn.close()
+
+
+def start_process(context) -> Spare:
+    """A new build process that imports and then waits for its job (`child.serve`)."""
+    events, events_out = context.Pipe(duplex=False)
+    control_in, control = context.Pipe(duplex=False)
+    process = context.Process(target=child.serve, args=(events_out, control_in), name="trt-tui-build",
+                              daemon=True)  # killed by multiprocessing's exit handler if we exit first
+    try:
+        _ensure_resource_tracker()
+        process.start()
+    except BaseException:
+        for conn in (events, control):
+            conn.close()
+        raise
+    finally:
+        # The child has its own copies now. Closing ours is what makes the events pipe reach
+        # end-of-file the moment the child dies, however it dies.
+        events_out.close()
+        control_in.close()
+    return Spare(process, events, control)
+
+
+class WarmPool:
+    """At most one spare, started ahead; `take` hands it out (or starts one now if there is none)."""
+
+    def __init__(self, context, warm: bool = True) -> None:
+        self._context = context
+        self._state = _State()
+        self.warm = warm
+        # Reached when the executor is dropped without `close`: its spare must not outlive it.
+        self._finalizer = weakref.finalize(self, self._state.close)
+
+    def prewarm(self, builds: int | None = None) -> None:
+        """Start the spare in the background now (the first build then starts warm). `builds`: how
+        many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
+        is started past the last of them, where it would only compete with the builds for CPU."""
+        self._left = builds
+        if self.warm and (builds is None or builds > 0):
+            self._state.refill(self._context)
+
+    _left: int | None = None
+
+    def take(self) -> Spare:
+        """A live build process for one job; the next spare is started in the background."""
+        spare = self._state.pop()
+        if spare is not None and not spare.alive():
+            spare.discard()  # died while waiting (killed from outside): never hand out a dead one
+            spare = None
+        if spare is None:
+            spare = start_process(self._context)
+        if self._left is not None:
+            self._left -= 1
+        if self.warm and (self._left is None or self._left > 0):
+            self._state.refill(self._context)
+        return spare
+
+    def spare_pid(self) -> int | None:
+        """The waiting spare's pid, if one is started (for tests and diagnostics)."""
+        with self._state.lock:
+            spare = self._state.spare
+            return spare.process.pid if spare is not None else None
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+class _State:
+    """What the pool's finalizer and refill thread share (neither may hold the pool itself)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spare: Spare | None = None
+        self.filling: threading.Thread | None = None
+        self.closed = False
+
+    def pop(self) -> Spare | None:
+        with self.lock:
+            spare, self.spare = self.spare, None
+            return spare
+
+    def refill(self, context) -> None:
+        with self.lock:
+            if self.closed or self.spare is not None or (self.filling is not None and self.filling.is_alive()):
+                return
+            self.filling = threading.Thread(target=self._fill, args=(context,), name="trt-tui-spare", daemon=True)
+            self.filling.start()
+
+    def _fill(self, context) -> None:
+        try:
+            spare = start_process(context)
+        except Exception:
+            return  # the next `take` starts one itself, and reports the error to its build
+        with self.lock:
+            if not self.closed and self.spare is None:
+                self.spare, spare = spare, None
+        if spare is not None:
+            spare.discard()
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            filling = self.filling
+        if filling is not None:
+            filling.join(10.0)
+        spare = self.pop()
+        if spare is not None:
+            spare.discard()
+
+
+def _ensure_resource_tracker() -> None:
+    """Spawning starts multiprocessing's resource tracker on first use, handing it `sys.stderr`'s file
+    descriptor. Inside a full-screen app sys.stderr is a capture object with no real descriptor, and
+    the spawn fails ("bad value(s) in fds_to_keep"); start the tracker with the real stderr instead."""
+    from multiprocessing import resource_tracker
+
+    with _tracker_lock:
+        saved = sys.stderr
+        try:
+            if sys.__stderr__ is not None:
+                sys.stderr = sys.__stderr__
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
+
+
+_tracker_lock = threading.Lock()
