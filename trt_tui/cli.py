@@ -19,6 +19,7 @@ from pathlib import Path
 from . import __version__
 from .core.backend import CHOICES, BackendError, load_backend
 from .core.build import BuildOptions, BuildSpec, default_output
+from .core.discover import find_models
 from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 
@@ -179,22 +180,6 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
 
 
 # -- inputs and outputs --------------------------------------------------------------------------
-
-
-def find_models(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """ONNX files named or under the directories named; the second list holds one-line errors."""
-    found, errors = [], []
-    for text in paths:
-        path = Path(text)
-        if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.onnx") if p.is_file()))
-        elif path.is_file():
-            found.append(path)
-        elif path.exists():
-            errors.append(f"{path}: not a regular file")
-        else:
-            errors.append(f"{path}: no such file or directory")
-    return list(dict.fromkeys(found)), errors
 
 
 def check_model_readable(path: Path) -> str | None:
@@ -532,10 +517,38 @@ def cmd_serve(args) -> int:
         raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None
 
 
+def app_config(args):
+    """The app's configuration from the command line (the app itself never reads argv)."""
+    from .ui.app import AppConfig
+
+    paths = list(args.paths)
+    if args.demo:
+        import tempfile
+
+        from .core.samples import write_samples
+
+        directory = Path(tempfile.mkdtemp(prefix="trt-tui-demo-"))
+        print(f"trt-tui: writing sample models to {directory}")
+        write_samples(directory)
+        paths = [str(directory)]
+    return AppConfig(
+        paths=paths,
+        jobs=args.jobs,
+        options=options_from_args(args),
+        executor=args.executor,
+        cancel_grace=args.cancel_grace,
+        theme=args.theme,
+        watch=args.watch,
+        history=args.history,
+        trace=args.trace,
+        attach=getattr(args, "attach", None),
+    )
+
+
 def cmd_app(args) -> int:
     from .ui.app import make_app
 
-    app = make_app(args)
+    app = make_app(app_config(args))
     app.run()
     return app.return_code or 0
 

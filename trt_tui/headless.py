@@ -28,8 +28,8 @@ from .core.events import (
     Step,
     event_to_dict,
 )
+from .core.job import BuildJob
 from .core.phases import Phase, PhaseTree
-from .core.scheduler import BuildJob
 from .core.units import human_bytes, human_seconds
 
 

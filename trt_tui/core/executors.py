@@ -23,7 +23,7 @@ from .phases import PhaseTree
 from .pool import WarmPool
 
 if TYPE_CHECKING:
-    from .scheduler import BuildJob
+    from .job import BuildJob
 
 
 class Executor(Protocol):

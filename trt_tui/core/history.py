@@ -39,7 +39,7 @@ from .phases import PhaseTree
 from .units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
-    from .scheduler import BuildJob
+    from .job import BuildJob
 
 __all__ = [
     "SCHEMA_VERSION",

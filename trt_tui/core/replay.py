@@ -21,7 +21,7 @@ from .events import State, StateChanged
 from .monitor import MonitorState
 
 if TYPE_CHECKING:
-    from .scheduler import BuildJob
+    from .job import BuildJob
 
 
 def load_trace(path: Path, run: str) -> tuple[list[list], int | None]:

@@ -24,7 +24,7 @@ from .events import State, StateChanged
 from .phases import PhaseTree
 
 if TYPE_CHECKING:
-    from .scheduler import BuildJob
+    from .job import BuildJob
 
 __all__ = ["TraceWriter", "trace_document", "trace_events", "write_trace"]
 

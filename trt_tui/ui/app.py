@@ -9,7 +9,6 @@ change only in message handlers and timers, on the UI thread.
 from __future__ import annotations
 
 import functools
-import tempfile
 import threading
 import time
 import traceback
@@ -29,13 +28,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from ..core.build import BuildOptions, BuildSpec, default_output
+from ..core.discover import find_models
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, State, StateChanged, Step
 from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.history import eta, slow_phases
+from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.phases import PhaseTree
-from ..core.scheduler import BuildJob
 from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
 from ..core.watch import ModelWatcher
@@ -242,8 +242,6 @@ class TrtTuiApp(App[int]):
             prewarm()
 
     def _discover(self, paths: list[str]) -> None:
-        from ..cli import find_models
-
         models, errors = find_models(paths)
         self.picker.roots = [Path(p) for p in paths if Path(p).is_dir()]
         for err in errors:
@@ -612,30 +610,6 @@ class TrtTuiApp(App[int]):
                                 getattr(self, f"action_{binding.action}"))
 
 
-def make_app(args=None, **kwargs) -> TrtTuiApp:
-    """The one factory for the CLI and the tests."""
-    if args is None:
-        return TrtTuiApp(AppConfig(), **kwargs)
-    from ..cli import options_from_args
-
-    paths = list(args.paths)
-    if args.demo:
-        from ..core.samples import write_samples
-
-        directory = Path(tempfile.mkdtemp(prefix="trt-tui-demo-"))
-        print(f"trt-tui: writing sample models to {directory}")
-        write_samples(directory)
-        paths = [str(directory)]
-    config = AppConfig(
-        paths=paths,
-        jobs=args.jobs,
-        options=options_from_args(args),
-        executor=args.executor,
-        cancel_grace=args.cancel_grace,
-        theme=args.theme,
-        watch=args.watch,
-        history=args.history,
-        trace=args.trace,
-        attach=getattr(args, "attach", None),
-    )
-    return TrtTuiApp(config, **kwargs)
+def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:
+    """The one factory for the CLI (`cli.app_config` reads the command line) and the tests."""
+    return TrtTuiApp(config or AppConfig(), **kwargs)
