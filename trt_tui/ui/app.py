@@ -212,7 +212,8 @@ class TrtTuiApp(App[int]):
         self.gpu_panel = self.query_one(GpuPanel)
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
         self.picker.focus()
-        if self.run_ is not None:
+        if self.run_ is not None:  # no models to pick: the program's builds are the point
+            self.builds.focus()
             self.run_.start()
         else:
             self._discover(self.config.paths)

@@ -243,7 +243,7 @@ class _Patches:
             bound = self.router.bind(state, self.min_severity)
             bound.__enter__()
             tee.state = state
-            sink(StateChanged(local, 0.0, State.BUILDING))
+            sink(StateChanged(local, 0.0, State.BUILDING, detail=f"pid {os.getpid()}"))
             return _Build(local, state, bound)
         except Exception:
             return None

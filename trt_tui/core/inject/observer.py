@@ -201,20 +201,27 @@ class ProgramRun:
         with self._lock:
             relays = list(self._relays.values())
             self._stopped_by_us = self._stopped_by_us or ("killed" if force else "stopped")
-            escalating = self._stopping is not None
-            if not escalating and not force:
+            first = self._stopping is None
+            if first and not force:
                 self._stopping = threading.Thread(target=self._escalate, name="trt-tui-run-stop", daemon=True)
-                self._stopping.start()
-        for relay in relays:
-            relay.cancel()
         if force:
             self._signal(signal.SIGKILL)
+            return
+        if not first:
+            return
+        # SIGINT first, for a program that waits outside TensorRT; one inside a build never sees it
+        # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
+        # so the builds are cancelled too, and SIGTERM follows after the grace.
+        self._signal(signal.SIGINT)
+        for relay in relays:
+            relay.cancel()
+        self._stopping.start()
 
     def _escalate(self) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-            self._signal(sig)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             if self.exited.wait(self.grace):
                 return
+            self._signal(sig)
 
     def _signal(self, sig: int) -> None:
         process = self.process
