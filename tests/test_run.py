@@ -65,7 +65,10 @@ def test_own_monitor_is_still_called_and_trt_tui_sees_the_phases(models, tmp_pat
     output = [r["line"] for r in records if r["event"] == "output"]
     calls = int(next(line for line in output if line.startswith("monitor calls:")).split(":")[1])
     lines = int(next(line for line in output if line.startswith("logger lines:")).split(":")[1])
-    assert calls > 0 and lines > 0  # the program's own monitor and logger heard the build
+    assert calls > 0 and lines > 0  # the program's own monitor and logger heard the build...
+    alone = subprocess.run([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
+                            str(tmp_path / "alone.engine")], capture_output=True, text=True, timeout=60)
+    assert f"monitor calls: {calls}\nlogger lines: {lines}\n" in alone.stdout  # ...as often as without trt-tui
     (job, build), = builds(records).items()
     assert {r["model"] for r in build} == {str(models / "mnist.onnx")}  # named by the file it parsed
     starts = [r for r in build if r["event"] == "phase_start"]
@@ -250,3 +253,28 @@ async def test_app_c_cancels_a_build_of_the_program(models, tmp_path):
         await pilot.press("q")
     assert app.return_code == 3 and not engine.exists()
     assert not list(tmp_path.iterdir())
+
+
+async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path):
+    """A program that ignores SIGINT: cancelling its row cancels its build, and SIGTERM follows after
+    the grace; nothing of it is left."""
+    engine = tmp_path / "mnist.engine"
+    grace = 0.5
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine),
+                      "--stubborn"], grace=grace)
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and app.views[2].state.final, 60)
+        pid = run.process.pid
+        await pilot.press("up")
+        await wait_for(pilot, lambda: app.selected == 1, 5)
+        asked = time.monotonic()
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        took = time.monotonic() - asked
+        assert app.views[1].state is State.CANCELLED
+        assert app.views[1].detail == "stopped by trt-tui; ended by SIGTERM"
+        assert grace <= took < grace + 2
+        assert not psutil.pid_exists(pid)
+        await pilot.press("q")
+    assert app.return_code == 128 + signal.SIGTERM

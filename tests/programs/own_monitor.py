@@ -1,11 +1,14 @@
 """A plain build script with its own progress monitor and logger, as people write them.
 
-Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N]. Prints how often its monitor and its
-logger were called, then exits 0 when an engine was written, 3 when TensorRT returned none.
+Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N | --stubborn]. Prints how often its monitor
+and its logger were called, then exits 0 when an engine was written, 3 when TensorRT returned none.
+`--stubborn` ignores SIGINT and, after its build, sleeps for a minute: only SIGTERM or worse ends it.
 """
 
+import signal
 import sys
 import threading
+import time
 
 import tensorrt_rtx as trt
 
@@ -43,6 +46,9 @@ class CountingLogger(trt.ILogger):
 def main():
     model, engine = sys.argv[1], sys.argv[2]
     cancel_at = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--cancel-at" else None
+    stubborn = sys.argv[3:4] == ["--stubborn"]
+    if stubborn:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     logger = CountingLogger()
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -57,6 +63,8 @@ def main():
     serialized = builder.build_serialized_network(network, config)
     print(f"monitor calls: {monitor.calls}")
     print(f"logger lines: {logger.lines}")
+    if stubborn:
+        time.sleep(60)
     if serialized is None:
         print("no engine", file=sys.stderr)
         return 3
