@@ -21,7 +21,7 @@ import pytest
 from trt_tui.core.events import State
 from trt_tui.core.inject.observer import ProgramRun, not_observable, program_name
 from trt_tui.core.samples import write_samples
-from trt_tui.ui.app import AppConfig, TrtTuiApp
+from trt_tui.ui.app import AppConfig, TrtTuiApp, make_app
 
 PROGRAMS = Path(__file__).parent / "programs"
 REPO = Path(__file__).resolve().parent.parent
@@ -222,7 +222,7 @@ async def wait_for(pilot, condition, timeout: float) -> None:
 async def test_app_shows_the_programs_builds_live(models, tmp_path):
     engine = tmp_path / "mnist.engine"
     run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine)])
-    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    app = make_app(None, run=run)  # as `trt-tui run -- CMD` makes it
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
         program, build = app.views[1], app.views[2]
