@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -157,7 +158,7 @@ def test_builds_in_a_spawn_pool_are_both_seen(models, tmp_path, method):
 
 def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
     engine = tmp_path / "resnet50.engine"
-    grace = 3.0
+    grace = 5.0
     process = subprocess.Popen(
         [sys.executable, "-m", "trt_tui", "run", "--json", "--grace", str(grace), "--", sys.executable,
          str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)],
@@ -234,8 +235,12 @@ async def test_app_shows_the_programs_builds_live(models, tmp_path):
         assert len(app.phase_view.active_ids()) == 0 and app.phase_view.root.children
         await pilot.press("up")  # the program's row: its output in the log pane
         await wait_for(pilot, lambda: app.selected == 1, 5)
+        socket_dir = run._dir
         await pilot.press("q")
     assert app.return_code == 0 and engine.exists()
+    assert not os.path.exists(socket_dir)
+    time.sleep(0.2)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("trt-tui-run") and t.is_alive()]
 
 
 async def test_app_c_cancels_a_build_of_the_program(models, tmp_path):

@@ -157,6 +157,7 @@ class ProgramRun:
         self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False,
                                              record_history=False, trace=trace)
         self.scheduler = self.session.scheduler
+        self.session.closers.append(self._stop_listening)
         self.process: subprocess.Popen | None = None
         self.program_job = None
         self.exit_code: int | None = None
@@ -236,8 +237,11 @@ class ProgramRun:
         return self.exited.wait(timeout)
 
     def close(self) -> None:
-        """Stop what still runs and wait for every job (the session's close)."""
+        """Stop what still runs, wait for every job, stop listening (all in the session's close, which
+        the app calls)."""
         self.session.close()
+
+    def _stop_listening(self) -> None:
         if self._listener is not None:
             self._closing = True
             try:  # a blocked accept() does not notice a close: wake it with a connection of our own
@@ -245,8 +249,10 @@ class ProgramRun:
             except Exception:
                 pass
             self._listener.close()
+            self._listener = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
 
     @property
     def shell_exit_code(self) -> int:
