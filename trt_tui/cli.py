@@ -24,7 +24,7 @@ from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-SUBCOMMANDS = ("build", "samples", "watch", "history", "serve")
+SUBCOMMANDS = ("build", "samples", "watch", "history", "serve", "run")
 
 
 
@@ -545,6 +545,80 @@ def app_config(args):
     )
 
 
+def cmd_run(args) -> int:
+    """Run a program and show its TensorRT builds: the app on a terminal, else (or with --json or
+    --headless) the headless renderers, the program's output passed through. Its exit code is ours."""
+    from .core.inject.observer import ProgramRun, not_observable
+
+    argv = list(args.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("run: give the program after --, e.g. trt-tui run -- python build.py")
+    if args.grace <= 0:
+        raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
+    note = not_observable(argv)
+    if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+        from .ui.app import make_app
+
+        run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace)
+        app = make_app(run=run)
+        if args.theme:
+            app.theme = args.theme
+        if note:
+            app.call_later(app.notify, note, severity="warning", timeout=10, markup=False)
+        app.run()
+        return app.return_code if app.return_code is not None else run.shell_exit_code
+    return run_headless(argv, args, note)
+
+
+def run_headless(argv: list[str], args, note: str | None) -> int:
+    import json
+
+    from .core.inject.observer import ProgramRun
+    from .headless import make_renderer
+
+    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+    tty = not args.json and sys.stdout.isatty()
+
+    def output(stream: str, line: str) -> None:
+        if args.json and stream == "stdout":
+            renderer._write([json.dumps({"event": "output", "stream": stream, "line": line})])
+        elif tty or stream == "stdout":
+            renderer.message(line)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, output=output, trace=args.trace,
+                     stdin=None)
+    run.scheduler.subscribe(lambda job, events: None if job is run.program_job else renderer.handle(job, events))
+    if note:
+        print(note, file=sys.stderr)
+    interrupts = 0
+
+    def on_sigint(signum, frame):
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            renderer.message(f"trt-tui: stopping {run.name} (Ctrl-C again to kill it)")
+        run.stop(force=interrupts > 1)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        run.start()
+        while not run.wait_exit(0.2):
+            pass
+        run.scheduler.wait(timeout=10.0)
+    finally:
+        run.close()
+        renderer.close()
+        signal.signal(signal.SIGINT, previous)
+    if run.program_job is not None and run.program_job.state is State.FAILED and run.exit_code == 127:
+        print(f"trt-tui: {run.program_job.outcome.error}", file=sys.stderr)
+    return run.shell_exit_code
+
+
 def cmd_app(args) -> int:
     from .ui.app import make_app
 
@@ -588,6 +662,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
     h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
+    r = cmds.add_parser("run", help="run a program and observe (and cancel) the TensorRT builds it makes")
+    r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
+    r.add_argument("--json", action="store_true", help="headless: one JSON object per event per line")
+    r.add_argument("--headless", action="store_true", help="headless even on a terminal")
+    r.add_argument("--grace", type=float, default=3.0, metavar="SECONDS",
+                   help="on stop: seconds between SIGINT, SIGTERM and SIGKILL (default 3)")
+    r.add_argument("--verbose", action="store_true", help="relay TensorRT's verbose log too")
+    r.add_argument("--theme", help="theme name (see themes/)")
+    r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")
     s.add_argument("directory")
     s.add_argument("names", nargs="*", help="which samples (default: all)")
@@ -612,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
-               "serve": cmd_serve}.get(getattr(args, "command", None), cmd_app)
+               "serve": cmd_serve, "run": cmd_run}.get(getattr(args, "command", None), cmd_app)
     try:
         return handler(args)
     except UsageError as exc:

@@ -161,11 +161,16 @@ class TrtTuiApp(App[int]):
         *,
         executor: Executor | None = None,
         gpu_sampler: GpuSampler | None = None,
+        run=None,
     ) -> None:
+        """`run`: a `ProgramRun` (`trt-tui run -- CMD`) whose program and builds the app shows."""
         super().__init__()
         self.config = config
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
-        if config.attach:
+        self.run_ = run
+        if run is not None:
+            self.session = run.session
+        elif config.attach:
             from ..core.remote import attach_session
 
             self.session = attach_session(config.attach, config.history)
@@ -215,7 +220,11 @@ class TrtTuiApp(App[int]):
         self.gpu_panel = self.query_one(GpuPanel)
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
         self.picker.focus()
-        self._discover(self.config.paths)
+        if self.run_ is not None:  # no models to pick: the program's builds are the point
+            self.builds.focus()
+            self.run_.start()
+        else:
+            self._discover(self.config.paths)
         self.set_interval(0.25, self._tick)
         self._sample_gpus()
         if self.config.attach:
@@ -316,7 +325,7 @@ class TrtTuiApp(App[int]):
     @on(BuildEvents)
     @guarded
     def _build_events(self, message: BuildEvents) -> None:
-        view = self.views.get(message.job)
+        view = self.views.get(message.job) or self._adopt(message.job)
         if view is None:
             job = self.scheduler.jobs.get(message.job)  # attached: a build another viewer started
             if job is None:
@@ -351,6 +360,17 @@ class TrtTuiApp(App[int]):
             self.phase_view.refresh_phases(touched, now)
             self.log_pane.append(new_logs)
         self._update_row(view)
+
+    def _adopt(self, job_id: int) -> BuildView | None:
+        """A job the app did not submit (a build of the program `trt-tui run` runs) joins the list."""
+        job = self.scheduler.jobs.get(job_id)
+        if job is None:
+            return None
+        view = self.views[job.id] = BuildView(job, self.clock, name=str(job.spec.model))
+        self.builds.add_build(job.id, view.name, job.spec.options.backend)
+        self.select_build(job.id)
+        self.builds.move_cursor(row=self.builds.row_count - 1)
+        return view
 
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         view.state = event.state
@@ -592,7 +612,8 @@ class TrtTuiApp(App[int]):
         self.session.close()
         self._stop_gpu.set()
         self.gpu_sampler.close()
-        self.call_from_thread(self.exit, 0)
+        code = self.run_.shell_exit_code if self.run_ is not None else 0
+        self.call_from_thread(self.exit, code, code)
 
     def on_unmount(self) -> None:
         self._stop_gpu.set()

@@ -1,0 +1,285 @@
+"""`trt-tui run -- CMD`: real programs, real TensorRT-RTX builds, observed from outside.
+
+The programs in tests/programs are plain scripts that know nothing of trt-tui; every test runs the
+real CLI (or the real app through its pilot) on one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from trt_tui.core.events import State
+from trt_tui.core.inject.observer import ProgramRun, not_observable, program_name
+from trt_tui.core.samples import write_samples
+from trt_tui.ui.app import AppConfig, TrtTuiApp, make_app
+
+PROGRAMS = Path(__file__).parent / "programs"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("run-samples")
+    write_samples(directory, ["mnist", "resnet50"])
+    return directory
+
+
+def trt_tui(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trt_tui", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=kwargs.pop("cwd", None), env=kwargs.pop("env", None))
+
+
+def events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def builds(records: list[dict]) -> dict[int, list[dict]]:
+    """Each observed build's events, by job id."""
+    by_job: dict[int, list[dict]] = {}
+    for record in records:
+        if "job" in record:
+            by_job.setdefault(record["job"], []).append(record)
+    return by_job
+
+
+def final_state(records: list[dict]) -> dict:
+    return [r for r in records if r["event"] == "state"][-1]
+
+
+def test_own_monitor_is_still_called_and_trt_tui_sees_the_phases(models, tmp_path):
+    engine = tmp_path / "mnist.engine"
+    result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "own_monitor.py"),
+                     str(models / "mnist.onnx"), str(engine))
+    assert result.returncode == 0, result.stderr
+    records = events(result.stdout)
+    output = [r["line"] for r in records if r["event"] == "output"]
+    calls = int(next(line for line in output if line.startswith("monitor calls:")).split(":")[1])
+    lines = int(next(line for line in output if line.startswith("logger lines:")).split(":")[1])
+    assert calls > 0 and lines > 0  # the program's own monitor and logger heard the build...
+    alone = subprocess.run([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
+                            str(tmp_path / "alone.engine")], capture_output=True, text=True, timeout=60)
+    assert f"monitor calls: {calls}\nlogger lines: {lines}\n" in alone.stdout  # ...as often as without trt-tui
+    (job, build), = builds(records).items()
+    assert {r["model"] for r in build} == {str(models / "mnist.onnx")}  # named by the file it parsed
+    starts = [r for r in build if r["event"] == "phase_start"]
+    assert starts[0]["name"] == "Building engine" and starts[0]["parent"] is None
+    assert "Optimizing graph" in {r["name"] for r in starts}
+    # trt-tui saw every callback the program's monitor saw (steps coalesce, starts and finishes do not)
+    assert len(starts) == sum(r["event"] == "phase_finish" for r in build)
+    last = final_state(build)
+    assert last["state"] == "succeeded" and last["engine_bytes"] == engine.stat().st_size
+    assert any(r["event"] == "log" for r in build)
+
+
+def test_the_programs_own_cancel_still_cancels(models, tmp_path):
+    engine = tmp_path / "mnist.engine"
+    result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "own_monitor.py"),
+                     str(models / "mnist.onnx"), str(engine), "--cancel-at", "10")
+    assert result.returncode == 3  # the program's exit code: it got no engine
+    (job, build), = builds(events(result.stdout)).items()
+    last = final_state(build)
+    assert last["state"] == "cancelled" and "program's own progress monitor" in last["detail"]
+    assert not engine.exists()
+    assert "no engine" in result.stderr  # its stderr passed through
+
+
+@pytest.mark.parametrize("code", [0, 5])
+def test_exit_codes_pass_through_and_a_program_that_never_builds_just_runs(code):
+    result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "no_build.py"), str(code))
+    assert result.returncode == code
+    records = events(result.stdout)
+    assert [r["line"] for r in records if r["event"] == "output"] == ["nothing to build"]
+    assert not builds(records)
+    assert "a warning of its own" in result.stderr
+
+
+def test_python_dash_m_module(models, tmp_path):
+    engine = tmp_path / "m.engine"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PROGRAMS), os.environ.get("PYTHONPATH", "")]))
+    result = trt_tui("run", "--json", "--", sys.executable, "-m", "own_monitor", str(models / "mnist.onnx"),
+                     str(engine), env=env)
+    assert result.returncode == 0, result.stderr
+    (job, build), = builds(events(result.stdout)).items()
+    assert final_state(build)["state"] == "succeeded" and engine.exists()
+
+
+def test_non_python_program_runs_with_a_clear_line():
+    result = trt_tui("run", "--headless", "--", "sh", "-c", "echo hello from sh; exit 4")
+    assert result.returncode == 4
+    assert "hello from sh" in result.stdout
+    assert result.stderr.count("\n") == 1 and "sh is not a Python program" in result.stderr
+    assert "cannot be observed" in result.stderr
+
+
+def test_usage_errors():
+    result = trt_tui("run", "--json")
+    assert result.returncode == 2 and "give the program after --" in result.stderr
+    result = trt_tui("run", "--json", "--", "/no/such/program")
+    assert result.returncode == 127 and result.stderr.strip().endswith("cannot start: No such file or directory")
+
+
+def test_program_names():
+    assert program_name(["python3", "-u", "build.py", "x"]) == "build.py"
+    assert program_name(["/venv/bin/python", "-m", "polygraphy", "convert"]) == "polygraphy"
+    assert program_name(["/venv/bin/polygraphy", "convert"]) == "polygraphy"
+    assert not_observable([sys.executable, "x.py"]) is None
+    assert not_observable(["sh", "-c", "true"]) is not None
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_builds_in_a_spawn_pool_are_both_seen(models, tmp_path, method):
+    result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "spawn_pool.py"), method,
+                     str(models / "mnist.onnx"), str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    records = events(result.stdout)
+    seen = builds(records)
+    assert len(seen) == 2
+    pids = set()
+    for build in seen.values():
+        states = [r for r in build if r["event"] == "state"]
+        assert states[-1]["state"] == "succeeded"
+        pids.add(next(r["detail"] for r in states if r["state"] == "building"))
+        assert any(r["event"] == "phase_start" for r in build)
+    workers = next(r["line"] for r in records if r["event"] == "output").split()[1:]
+    assert pids == {f"pid {pid}" for pid in workers} and len(pids) == 2
+    assert (tmp_path / "worker0.engine").exists() and (tmp_path / "worker1.engine").exists()
+
+
+def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
+    engine = tmp_path / "resnet50.engine"
+    grace = 5.0
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trt_tui", "run", "--json", "--grace", str(grace), "--", sys.executable,
+         str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in process.stdout:  # until the build is under way
+            lines.append(json.loads(line))
+            if lines[-1]["event"] == "phase_start" and lines[-1]["name"] == "Optimizing graph":
+                break
+        program = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
+        assert len(program) == 1
+        group = os.getpgid(program[0].pid)
+        asked = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        rest, stderr = process.communicate(timeout=3 * grace + 10)
+        took = time.monotonic() - asked
+    finally:
+        process.kill()
+    lines += events(rest)
+    assert took < grace, f"the program took {took:.1f}s to stop"
+    # The program's own exit code: its build returned no engine (trt-tui's monitor said stop), and the
+    # SIGINT never became a KeyboardInterrupt (TensorRT swallows a SIGINT that lands inside a build).
+    assert process.returncode == 3
+    build = next(iter(builds(lines).values()))
+    assert final_state(build)["state"] == "cancelled"
+    assert not engine.exists() and not list(tmp_path.iterdir())
+    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(shutil.which("polygraphy") is None, reason="polygraphy is not installed")
+def test_polygraphy_convert(models, tmp_path):
+    engine = tmp_path / "mnist.engine"
+    env = dict(os.environ, POLYGRAPHY_USE_TENSORRT_RTX="1")
+    result = trt_tui("run", "--json", "--", "polygraphy", "convert", str(models / "mnist.onnx"), "-o",
+                     str(engine), env=env)
+    assert result.returncode == 0, result.stderr
+    (job, build), = builds(events(result.stdout)).items()
+    assert build[0]["model"] == str(models / "mnist.onnx")
+    assert final_state(build)["state"] == "succeeded"
+    assert final_state(build)["engine_bytes"] == engine.stat().st_size
+
+
+# -- the app -------------------------------------------------------------------------------------------
+
+
+async def wait_for(pilot, condition, timeout: float) -> None:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(0.05)
+
+
+async def test_app_shows_the_programs_builds_live(models, tmp_path):
+    engine = tmp_path / "mnist.engine"
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine)])
+    app = make_app(None, run=run)  # as `trt-tui run -- CMD` makes it
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
+        program, build = app.views[1], app.views[2]
+        assert program.state is State.SUCCEEDED and program.name == "own_monitor.py"
+        assert any("monitor calls:" in log.message for log in program.logs)  # its stdout, in the log pane
+        assert build.state is State.SUCCEEDED and build.name == str(models / "mnist.onnx")
+        assert "Building engine" in {p.name for p in build.tree.phases.values()}
+        assert app.builds.row_count == 2 and app.selected == 2
+        assert len(app.phase_view.active_ids()) == 0 and app.phase_view.root.children
+        await pilot.press("up")  # the program's row: its output in the log pane
+        await wait_for(pilot, lambda: app.selected == 1, 5)
+        socket_dir = run._dir
+        await pilot.press("q")
+    assert app.return_code == 0 and engine.exists()
+    assert not os.path.exists(socket_dir)
+    time.sleep(0.2)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("trt-tui-run") and t.is_alive()]
+
+
+async def test_app_c_cancels_a_build_of_the_program(models, tmp_path):
+    engine = tmp_path / "resnet50.engine"
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)])
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
+        assert app.focused is app.builds
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.views[2].state.final and app.views[1].state.final, 30)
+        assert app.views[2].state is State.CANCELLED
+        assert app.views[1].state is State.FAILED and "exited with code 3" in app.views[1].error
+        assert any("monitor calls:" in log.message for log in app.views[1].logs)
+        await pilot.press("q")
+    assert app.return_code == 3 and not engine.exists()
+    assert not list(tmp_path.iterdir())
+
+
+async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path):
+    """A program that ignores SIGINT: cancelling its row cancels its build, and SIGTERM follows after
+    the grace; nothing of it is left."""
+    engine = tmp_path / "mnist.engine"
+    grace = 0.5
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine),
+                      "--stubborn"], grace=grace)
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and app.views[2].state.final, 60)
+        pid = run.process.pid
+        await pilot.press("up")
+        await wait_for(pilot, lambda: app.selected == 1, 5)
+        asked = time.monotonic()
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        took = time.monotonic() - asked
+        assert app.views[1].state is State.CANCELLED
+        assert app.views[1].detail == "stopped by trt-tui; ended by SIGTERM"
+        assert grace <= took < grace + 2
+        assert not psutil.pid_exists(pid)
+        await pilot.press("q")
+    assert app.return_code == 128 + signal.SIGTERM

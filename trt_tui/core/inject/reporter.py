@@ -1,0 +1,143 @@
+"""Inside the observed program: the one connection of this process to trt-tui.
+
+It connects on the first build of the process (a process that never builds never connects), sends
+`("hello", pid)`, then `("build", local_id, name, backend, t0)` as each build starts and its events in
+batches, `("events", [...])`, at most one batch per `BATCH_INTERVAL` (as the process executor's child
+does; each build has its own `EventBuffer`, since phase ids are per build). A build's last events are
+sent before the program gets its result back, so a program that exits right after still reported
+everything. From trt-tui comes only `("cancel", local_id)`.
+
+When trt-tui is not there (the socket is gone, the key is wrong) builds simply run unobserved. A
+forked child gets a fresh reporter: it must not write into its parent's connection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from multiprocessing.connection import Client
+
+from ..buffer import EventBuffer
+from . import ENV_ADDRESS, ENV_KEY
+
+# As `child.BATCH_INTERVAL` (not imported from there: that pulls in the build code and ~0.1 s of
+# imports the observed program does not need).
+BATCH_INTERVAL = 0.02
+
+
+class Reporter:
+    def __init__(self, address: str, key: bytes) -> None:
+        self.address = address
+        self.key = key
+        self.lock = threading.Lock()  # one sender at a time on the connection
+        self.conn = None
+        self.broken = False
+        self.ids = itertools.count(1)
+        self.buffers: dict[int, EventBuffer] = {}
+        self.tokens: dict[int, threading.Event] = {}
+        self.wake = threading.Event()
+
+    def _connect(self) -> bool:
+        if self.conn is not None or self.broken:
+            return not self.broken
+        try:
+            self.conn = Client(self.address, family="AF_UNIX", authkey=self.key)
+            self.conn.send(("hello", os.getpid()))
+        except Exception:
+            self.broken = True
+            return False
+        threading.Thread(target=self._listen, name="trt-tui-run-control", daemon=True).start()
+        threading.Thread(target=self._ship, name="trt-tui-run-sender", daemon=True).start()
+        return True
+
+    def start_build(self, name: str | None, backend: str, t0: float):
+        """Announce a build; returns (local id, sink, cancel flag), or None when nobody listens."""
+        with self.lock:
+            if not self._connect():
+                return None
+            local = next(self.ids)
+            buffer = self.buffers[local] = EventBuffer()
+            token = self.tokens[local] = threading.Event()
+            if not self._send(("build", local, name, backend, t0)):
+                return None
+        wake = self.wake
+
+        def sink(event) -> None:
+            buffer.push(event)
+            wake.set()
+
+        return local, sink, token
+
+    def end_build(self, local: int) -> None:
+        """Send what the build left (its final state among it) before the program goes on."""
+        with self.lock:
+            buffer = self.buffers.pop(local, None)
+            self.tokens.pop(local, None)
+            if buffer is not None:
+                events = buffer.drain()
+                if events:
+                    self._send(("events", events))
+
+    def _send(self, message) -> bool:
+        """Under `lock`."""
+        if self.broken or self.conn is None:
+            return False
+        try:
+            self.conn.send(message)
+            return True
+        except Exception:
+            self.broken = True
+            return False
+
+    def _ship(self) -> None:
+        while not self.broken:
+            if not self.wake.wait(0.5):
+                continue
+            time.sleep(BATCH_INTERVAL)  # let a burst accumulate into one message
+            self.wake.clear()
+            with self.lock:
+                events = [e for buffer in list(self.buffers.values()) for e in buffer.drain()]
+                if events:
+                    self._send(("events", events))
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                kind, local = self.conn.recv()
+            except Exception:  # trt-tui is gone: nobody can show or cancel these builds any more
+                self.broken = True
+                return
+            if kind == "cancel":
+                token = self.tokens.get(local)
+                if token is not None:
+                    token.set()
+
+
+_reporter: Reporter | None = None
+_reporter_lock = threading.Lock()
+
+
+def reporter() -> Reporter | None:
+    global _reporter
+    with _reporter_lock:
+        if _reporter is None:
+            address = os.environ.get(ENV_ADDRESS)
+            if not address:
+                return None
+            try:
+                key = bytes.fromhex(os.environ.get(ENV_KEY, ""))
+            except ValueError:
+                return None
+            _reporter = Reporter(address, key)
+        return _reporter
+
+
+def _forget_after_fork() -> None:
+    global _reporter, _reporter_lock
+    _reporter = None
+    _reporter_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
