@@ -131,8 +131,15 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
     p.add_argument("-j", "--jobs", type=int, default=2, help="builds at once (default 2)")
-    p.add_argument("--executor", choices=("thread", "process"), default=None,
-                   help="run each build on a thread or in a child process (hard cancel, crash isolation)")
+    p.add_argument("--executor", choices=("thread", "process", "ray"), default=None,
+                   help="run each build on a thread, in a child process (hard cancel, crash isolation) or as"
+                        " a Ray task (pip install 'trt-tui[ray]')")
+    r = p.add_argument_group("Ray (with --executor ray)")
+    r.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)")
+    r.add_argument("--ray-gpu", metavar="TYPE", help="each build asks for one GPU of this Ray accelerator type")
+    r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
+                   help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
     p.add_argument("--cancel-grace", type=float, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
                    help="with --executor process: force a cancel that TensorRT has not honoured by then")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
@@ -208,7 +215,26 @@ def make_session(args):
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
-    return make(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace)
+    return make(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
+                ray=ray_options(args))
+
+
+def ray_options(args) -> dict | None:
+    """The Ray executor's options from --ray-*; one clear line when Ray is missing or one is wrong."""
+    given = [f"--{n}" for n in ("ray-address", "ray-gpu", "ray-resource") if getattr(args, n.replace("-", "_"), None)]
+    if args.executor != "ray":
+        if given:
+            raise UsageError(f"{given[0]} needs --executor ray")
+        return None
+    from .core.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
+
+    if not ray_available():
+        raise UsageError(RAY_MISSING)
+    try:
+        resources = dict(parse_resource(text) for text in args.ray_resource or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}
 
 
 def cmd_build(args) -> int:

@@ -21,6 +21,7 @@ from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
 
 Shape = tuple[int, ...]
+Writer = Callable[[object, Path, Path], int]
 
 
 class BuildError(Exception):
@@ -242,8 +243,11 @@ def run_build(
     *,
     t0: float | None = None,
     on_monitor: Callable[[MonitorState], None] | None = None,
+    writer: Writer | None = None,
 ) -> Outcome:
-    """Build `spec`, reporting through `sink`; never raises. `cancel` has `.cancelled` or `.is_set()`."""
+    """Build `spec`, reporting through `sink`; never raises. `cancel` has `.cancelled` or `.is_set()`.
+    `writer(serialized, output, temp) -> bytes written` replaces `write_atomically` (a remote build keeps
+    the engine in memory for its caller to write)."""
     t0 = time.monotonic() if t0 is None else t0
     state = MonitorState(job, sink, cancel, t0)
     if on_monitor is not None:
@@ -255,7 +259,7 @@ def run_build(
     outcome: Outcome
     temp = spec.temp_path(job)
     try:
-        outcome = _run(spec, state, change, temp)
+        outcome = _run(spec, state, change, temp, writer or write_atomically)
     except BuildError as exc:
         outcome = Outcome(State.FAILED, error=str(exc))
     except MemoryError:
@@ -268,7 +272,7 @@ def run_build(
     return outcome
 
 
-def _run(spec: BuildSpec, state: MonitorState, change, temp: Path) -> Outcome:
+def _run(spec: BuildSpec, state: MonitorState, change, temp: Path, writer: Writer) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
     try:
@@ -291,10 +295,11 @@ def _run(spec: BuildSpec, state: MonitorState, change, temp: Path) -> Outcome:
     trt = backend.trt
     router, logger = shared_logger(trt)
     with router.bind(state, Severity.VERBOSE if options.verbose else Severity.INFO):
-        return _parse_and_build(backend, spec, state, change, temp, logger)
+        return _parse_and_build(backend, spec, state, change, temp, logger, writer)
 
 
-def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, temp: Path, logger) -> Outcome:
+def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, temp: Path, logger,
+                     writer: Writer) -> Outcome:
     trt, model, options = backend.trt, spec.model, spec.options
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -323,7 +328,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
 
     change(State.WRITING)
     try:
-        size = write_atomically(serialized, spec.output, temp)
+        size = writer(serialized, spec.output, temp)
     except OSError as exc:
         raise BuildError(f"{spec.output}: cannot write engine: {exc.strerror or exc}") from None
     return Outcome(State.SUCCEEDED, engine_bytes=size, backend=backend.name, backend_version=backend.version)

@@ -83,6 +83,7 @@ class AppConfig:
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
     trace: str | None = None
     cache: bool = True
+    ray: dict | None = None  # the Ray executor's options, with executor "ray"
 
 
 @dataclass
@@ -162,7 +163,8 @@ class TrtTuiApp(App[int]):
         self.config = config
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
         self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
-                                    trace=config.trace, cache=config.cache, executor_obj=executor)
+                                    trace=config.trace, cache=config.cache, executor_obj=executor,
+                                    ray=config.ray)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
@@ -550,7 +552,7 @@ def make_app(args=None, **kwargs) -> TrtTuiApp:
     """The one factory for the CLI and the tests."""
     if args is None:
         return TrtTuiApp(AppConfig(), **kwargs)
-    from ..cli import options_from_args
+    from ..cli import options_from_args, ray_options
 
     paths = list(args.paths)
     if args.demo:
@@ -570,5 +572,6 @@ def make_app(args=None, **kwargs) -> TrtTuiApp:
         watch=args.watch,
         history=args.history,
         trace=args.trace,
+        ray=ray_options(args),
     )
     return TrtTuiApp(config, **kwargs)
