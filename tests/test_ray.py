@@ -1,0 +1,301 @@
+"""`--executor ray`: builds as Ray tasks on a local Ray (no GPU), against local builds of the same models.
+
+One local Ray serves the in-process tests (starting one costs seconds on a small machine); the CLI
+tests start their own through `trt-tui build --executor ray` and check that it leaves no Ray process.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+
+import psutil
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
+
+from trt_tui.core.build import BuildSpec  # noqa: E402
+from trt_tui.core.events import PhaseStart, State  # noqa: E402
+from trt_tui.core.executors import ThreadExecutor, make_executor  # noqa: E402
+from trt_tui.core.history import History  # noqa: E402
+from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
+from trt_tui.core.scheduler import Scheduler  # noqa: E402
+from trt_tui.core.session import make_session  # noqa: E402
+
+TIMEOUT = 180.0
+RAY_NAMES = ("raylet", "gcs_server")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray for this module: two CPUs, no dashboard, one custom resource to schedule on."""
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             resources={"sm_89": 2})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def executor(local_ray):
+    ex = RayExecutor(cancel_grace=0.5)
+    yield ex
+    ex.close()
+
+
+class Recorder:
+    """Every event with the job's state when it was delivered."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: list[tuple[float, object, State]] = []
+
+    def __call__(self, job, events) -> None:
+        now = time.monotonic()
+        with self.lock:
+            self.seen.extend((now, e, job.state) for e in events)
+
+    def events(self, job_id: int) -> list:
+        with self.lock:
+            return [e for _, e, _ in self.seen if e.job == job_id]
+
+
+def build_all(executor, pairs, subscriber=None):
+    scheduler = Scheduler(max_jobs=2, executor=executor)
+    if subscriber is not None:
+        scheduler.subscribe(subscriber)
+    jobs = [scheduler.submit(BuildSpec(model, out)) for model, out in pairs]
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    return jobs
+
+
+def test_make_executor_knows_ray(local_ray):
+    ex = make_executor("ray")
+    try:
+        assert isinstance(ex, RayExecutor) and ex.name == "ray"
+    finally:
+        ex.close()
+    assert ray.is_initialized(), "a Ray this process had started must be left running"
+
+
+def test_two_builds_through_ray_equal_local_builds(executor, sample_dir, tmp_path, engine_checker):
+    models = [sample_dir / "mnist.onnx", sample_dir / "resnet50.onnx"]
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "local").mkdir()
+    remote = build_all(executor, [(m, tmp_path / "ray" / f"{m.stem}.engine") for m in models])
+    local = build_all(ThreadExecutor(), [(m, tmp_path / "local" / f"{m.stem}.engine") for m in models])
+    for r, lo in zip(remote, local):
+        assert r.state is State.SUCCEEDED, r.outcome
+        assert lo.state is State.SUCCEEDED, lo.outcome
+        engine_checker.assert_real_engine(r.spec.output)
+        assert r.spec.output.read_bytes() == lo.spec.output.read_bytes(), f"{r.spec.model.name}: engines differ"
+        assert r.outcome.engine_bytes == r.spec.output.stat().st_size
+        assert r.outcome.backend == lo.outcome.backend
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == ["mnist.engine", "resnet50.engine"]
+
+
+def test_phase_events_arrive_while_the_build_runs(executor, sample_dir, tmp_path):
+    recorder = Recorder()
+    [job] = build_all(executor, [(sample_dir / "resnet50.onnx", tmp_path / "r.engine")], recorder)
+    assert job.state is State.SUCCEEDED, job.outcome
+    with recorder.lock:
+        starts = [(t, state) for t, e, state in recorder.seen if type(e) is PhaseStart]
+        final_at = next(t for t, e, _ in recorder.seen if getattr(e, "state", None) is State.SUCCEEDED)
+    assert starts, "no phase events came back"
+    assert all(state is State.BUILDING for _, state in starts[:3]), "phases were delivered only after the build"
+    assert final_at - starts[0][0] > 0.5, "the first phase arrived with the outcome, not while building"
+
+
+def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+
+    def cancel_at_first_phase(job, events):
+        if any(type(e) is PhaseStart for e in events):
+            scheduler.cancel(job.id)
+
+    scheduler.subscribe(cancel_at_first_phase)
+    out = tmp_path / "c.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "resnet50.onnx", out))
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.CANCELLED, job.outcome
+    assert job.outcome.detail.startswith("cancelled")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    out = tmp_path / "d.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", out))
+    deadline = time.monotonic() + TIMEOUT
+    while job.state is not State.BUILDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    scheduler.cancel(job.id)
+    scheduler.cancel(job.id)
+    forced = time.monotonic()
+    assert scheduler.wait(TIMEOUT)
+    took = time.monotonic() - forced
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.CANCELLED, job.outcome
+    assert "force=True" in job.outcome.detail or job.outcome.detail.startswith("cancelled in")
+    assert took < 10.0, f"a forced cancel took {took:.1f}s"
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def worker_of(job_id: int) -> psutil.Process | None:
+    """The Ray worker running build `job_id` (Ray titles it after the task's name)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if f"trt-tui-build-{job_id}" in " ".join(proc.info["cmdline"] or []):
+            return proc
+    return None
+
+
+def test_a_lost_task_fails_with_the_reason(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    out = tmp_path / "k.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", out))
+    deadline = time.monotonic() + TIMEOUT
+    while (job.state is not State.BUILDING or worker_of(job.id) is None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker_of(job.id).kill()
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.FAILED, job.outcome
+    error = job.outcome.error
+    assert error.startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), error
+    assert "Error" in error and "\n" not in error
+    assert not out.exists()
+
+
+def test_builds_are_scheduled_by_resource(local_ray, sample_dir, tmp_path):
+    wanted = RayExecutor(resources=RayResources(resources={"sm_89": 1}))
+    missing = RayExecutor(resources=RayResources(resources={"sm_120": 1}))
+    no_gpu = RayExecutor(resources=RayResources(gpu_type="H100"))
+    try:
+        [ok] = build_all(wanted, [(sample_dir / "mnist.onnx", tmp_path / "a.engine")])
+        [bad] = build_all(missing, [(sample_dir / "mnist.onnx", tmp_path / "b.engine")])
+        [gpu] = build_all(no_gpu, [(sample_dir / "mnist.onnx", tmp_path / "c.engine")])
+    finally:
+        for ex in (wanted, missing, no_gpu):
+            ex.close()
+    assert ok.state is State.SUCCEEDED, ok.outcome
+    assert bad.state is State.FAILED
+    assert bad.outcome.error == f"{sample_dir / 'mnist.onnx'}: no node of the Ray cluster has resource sm_120=1 (the cluster has 0)"
+    assert gpu.state is State.FAILED
+    assert gpu.outcome.error.endswith("no node of the Ray cluster has resource GPU=1 (the cluster has 0)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.engine"]
+
+
+def test_cache_and_history_work_through_ray(executor, sample_dir, tmp_path):
+    session = make_session(1, history=tmp_path / "h.db", executor_obj=executor)
+    out = tmp_path / "m.engine"
+    first = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", out))
+    assert session.scheduler.wait(TIMEOUT)
+    second = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", out))
+    assert session.scheduler.wait(TIMEOUT)
+    session.close()
+    assert first.state is State.SUCCEEDED, first.outcome
+    assert second.state is State.SKIPPED, second.outcome
+    history = History(tmp_path / "h.db")
+    try:
+        [record] = history.successes(sample_dir / "mnist.onnx")
+        assert record.engine_bytes == out.stat().st_size
+        assert history.expected_phases(sample_dir / "mnist.onnx"), "no phase timings were recorded"
+    finally:
+        history.close()
+
+
+def test_bad_model_fails_with_the_users_path(executor, not_onnx_models, tmp_path):
+    model = not_onnx_models["random bytes"]
+    [job] = build_all(executor, [(model, tmp_path / "x.engine")])
+    assert job.state is State.FAILED
+    assert job.outcome.error.startswith(f"{model}: "), job.outcome.error
+    assert "trt-tui-ray-" not in job.outcome.error
+
+
+# -- through the CLI, with a local Ray of its own -----------------------------------------------
+
+
+def ray_processes_under(pid: int) -> list[psutil.Process]:
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in kids if _name(p) in RAY_NAMES or _name(p).startswith("ray::")]
+
+
+def _name(proc: psutil.Process) -> str:
+    try:
+        return proc.name()
+    except psutil.Error:
+        return ""
+
+
+def gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of `procs` still alive (not zombies) after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for p in procs:
+            try:
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def test_cli_ctrl_c_cancels_within_the_grace_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    engine = tmp_path / "out" / "densenet.engine"
+    engine.parent.mkdir()
+    env = {**cli_env, "RAY_ADDRESS": ""}
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json", "--cancel-grace", "0.5"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            if line.startswith("{"):
+                lines.append(json.loads(line))
+            if lines and lines[-1]["event"] == "phase_start":
+                break
+            assert time.monotonic() < deadline, "no phase came back"
+        spawned = ray_processes_under(proc.pid)
+        assert any(_name(p) == "raylet" for p in spawned), [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    lines += [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    assert proc.returncode == 130, err
+    final = [x for x in lines if x["event"] == "state" and x["state"] in ("cancelled", "succeeded", "failed")]
+    assert [x["state"] for x in final] == ["cancelled"], final
+    assert "Traceback" not in err
+    assert took < 15.0, f"exit took {took:.1f}s after Ctrl-C"
+    assert not engine.exists() and list(engine.parent.iterdir()) == []
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+
+
+def test_cli_ray_options_need_the_ray_executor(cli_env, trt_tui_command, sample_dir, tmp_path):
+    result = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), "-o",
+                             str(tmp_path / "m.engine"), "--ray-address", "ray://nowhere:10001"],
+                            env=cli_env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "trt-tui: --ray-address needs --executor ray"
+    bad = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), "--executor", "ray",
+                          "--ray-resource", "sm_89=lots"], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == "trt-tui: --ray-resource 'sm_89=lots': 'lots' is not a number"
+
