@@ -137,8 +137,6 @@ class _Shipment:
 
 def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
     """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory."""
-    import ray
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller decides what a Ctrl-C means
     _remove_stale_workdirs()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -160,37 +158,51 @@ def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
 
         cancel = threading.Event()
         buffer = EventBuffer()
-        done = threading.Event()
-
-        def ship(batch: list) -> None:
-            if ray.get(relay.push.remote(job, rename.events(batch))):
-                cancel.set()
-
-        def sender() -> None:
-            sent = 0.0
-            while not done.is_set():
-                buffer.wait(POLL_INTERVAL)  # an empty push still asks whether to cancel
-                pause = sent + BATCH_INTERVAL - time.monotonic()
-                if pause > 0 and done.wait(pause):
-                    return
-                sent = time.monotonic()
-                try:
-                    ship(buffer.drain())
-                except Exception:  # the relay is gone: the caller is too, or will force us
-                    cancel.set()
-                    return
-
-        thread = threading.Thread(target=sender, name="trt-tui-ray-sender", daemon=True)
-        thread.start()
+        stream = _Stream(job, buffer, relay, rename.events, cancel)
+        stream.start()
         outcome = run_build(job, local, buffer.push, cancel, writer=keep)
-        done.set()
-        thread.join()
-        last = [e for e in buffer.drain() if not (type(e) is StateChanged and e.state.final)]
-        ship(last)
+        stream.finish()
         outcome = replace(outcome, error=rename.text(outcome.error), detail=rename.text(outcome.detail))
         return outcome, (engine[0] if engine and outcome.state is State.SUCCEEDED else None)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+class _Stream(threading.Thread):
+    """The task's sender: what the build pushed goes to the relay at most every `BATCH_INTERVAL`, the
+    first event after a quiet spell at once; every push (an empty one too, each `POLL_INTERVAL`)
+    answers whether the caller asked to cancel, and sets `cancel` if so."""
+
+    def __init__(self, job: int, buffer: EventBuffer, relay, rewrite, cancel: threading.Event) -> None:
+        super().__init__(name="trt-tui-ray-sender", daemon=True)
+        self.job, self.buffer, self.relay, self.rewrite, self.cancel = job, buffer, relay, rewrite, cancel
+        self.done = threading.Event()
+
+    def ship(self, batch: list) -> None:
+        import ray
+
+        if ray.get(self.relay.push.remote(self.job, self.rewrite(batch))):
+            self.cancel.set()
+
+    def run(self) -> None:
+        sent = 0.0
+        while not self.done.is_set():
+            self.buffer.wait(POLL_INTERVAL)
+            pause = sent + BATCH_INTERVAL - time.monotonic()
+            if pause > 0 and self.done.wait(pause):
+                return
+            sent = time.monotonic()
+            try:
+                self.ship(self.buffer.drain())
+            except Exception:  # the relay is gone: the caller is too, or will force us
+                self.cancel.set()
+                return
+
+    def finish(self) -> None:
+        """The build is over: stop sending batches, ship what is left (the caller reports the final state)."""
+        self.done.set()
+        self.join()
+        self.ship([e for e in self.buffer.drain() if not (type(e) is StateChanged and e.state.final)])
 
 
 class _Renamer:
