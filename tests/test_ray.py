@@ -7,6 +7,7 @@ tests start their own through `trt-tui build --executor ray` and check that it l
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -299,3 +300,26 @@ def test_cli_ray_options_need_the_ray_executor(cli_env, trt_tui_command, sample_
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1] == "trt-tui: --ray-resource 'sm_89=lots': 'lots' is not a number"
 
+
+
+async def test_app_builds_through_ray(local_ray, sample_dir, tmp_path):
+    """The app with `--executor ray`: Enter builds through a Ray task, the tree shows TensorRT's phases."""
+    from trt_tui.cli import build_parser
+    from trt_tui.ui.app import make_app
+
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    args = build_parser()[0].parse_args([str(tmp_path), "--executor", "ray", "--history", str(tmp_path / "h.db")])
+    app = make_app(args)
+    assert isinstance(app.scheduler.executor, RayExecutor)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("enter")
+        deadline = time.monotonic() + TIMEOUT
+        while not (app.views and app.views[1].state.final) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        view = app.views[1]
+        assert view.state is State.SUCCEEDED, view.error
+        labels = "\n".join(app.phase_view.labels())
+        assert "Building engine" in labels and "Optimizing graph" in labels
+        await pilot.press("q")
+    assert app.return_code == 0
+    assert (tmp_path / "mnist.engine").stat().st_size > 100_000
