@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_writable, run_build, write_atomically
@@ -39,8 +39,7 @@ from .events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step
 from .modelinfo import ModelInfoError, read_model_info
 from .phases import PhaseTree
 
-if TYPE_CHECKING:
-    from .scheduler import BuildJob
+BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
 RAY_MISSING = "--executor ray needs Ray: pip install 'trt-tui[ray]'"
 POLL_INTERVAL = 0.05  # seconds: how often the caller takes events and checks for a cancel to forward
@@ -369,7 +368,7 @@ class RayExecutor:
                 self._host.start()
                 self._started = True
                 self.started_local = not self.address
-            self._relay = ray.remote(num_cpus=0, max_restarts=0)(_Relay).remote()
+            self._relay = ray.remote(num_cpus=0, max_restarts=0)(_Relay).options(**_here()).remote()
             self._remote = ray.remote(max_calls=1)(_build_task)
             self._ready = True
 
@@ -402,7 +401,8 @@ class RayExecutor:
             self._tasks[job.id] = task
         try:
             return self._run(job, task)
-        except Exception as exc:  # never raise: one line for the user
+        except Exception as exc:  # never raise: one line for the user, and no task left running unfollowed
+            task.stop(f"forced: {_one_line(exc)}")
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: Ray: {_one_line(exc)}"))
         finally:
             with self._reaped:
@@ -494,6 +494,19 @@ class RayExecutor:
                     return f"a GPU of type {name.split(':', 1)[1]}"
                 return f"resource {name}={amount:g} (the cluster has {totals.get(name, 0.0):g})"
         return None
+
+
+def _here() -> dict:
+    """Actor options that keep the relay on this driver's node where there is one (it must not be lost
+    with a build's node); through Ray Client there is none, and Ray places it."""
+    try:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = ray.get_runtime_context().get_node_id()
+        return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=True)} if node else {}
+    except Exception:
+        return {}
 
 
 def _ship(job: int, spec: BuildSpec) -> _Shipment:
