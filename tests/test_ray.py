@@ -323,3 +323,32 @@ async def test_app_builds_through_ray(local_ray, sample_dir, tmp_path):
         await pilot.press("q")
     assert app.return_code == 0
     assert (tmp_path / "mnist.engine").stat().st_size > 100_000
+
+
+def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    proc = subprocess.Popen([*trt_tui_command, "watch", str(tmp_path), "--executor", "ray", "--json"],
+                            env={**cli_env, "RAY_ADDRESS": ""}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    states = []
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("event") == "state":
+                states.append(event["state"])
+            if states and states[-1] in ("succeeded", "failed"):
+                break
+            assert time.monotonic() < deadline, "the watch never finished its first build"
+        spawned = ray_processes_under(proc.pid)
+        names = [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert states[-1] == "succeeded", (states, err)
+    assert "building" in states
+    assert proc.returncode == 0, err
+    assert (tmp_path / "mnist.engine").stat().st_size > 100_000
+    assert "raylet" in names, names
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the watch"
