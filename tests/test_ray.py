@@ -352,3 +352,32 @@ def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command
     assert (tmp_path / "mnist.engine").stat().st_size > 100_000
     assert "raylet" in names, names
     assert gone(spawned, 10.0) == [], "Ray processes outlived the watch"
+
+
+def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """Exiting at once skips Ray's shutdown: the local Ray's raylet, agents and workers are killed instead."""
+    engine = tmp_path / "densenet.engine"
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json"], env={**cli_env, "RAY_ADDRESS": ""},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            if '"phase_start"' in line:
+                break
+            assert time.monotonic() < deadline, "no phase came back"
+        spawned = ray_processes_under(proc.pid)
+        names = [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        second = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        took = time.monotonic() - second
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert took < 5.0, f"took {took:.1f}s to exit after the second Ctrl-C"
+    assert "raylet" in names and any(n.startswith("ray::") for n in names), names
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+    assert list(tmp_path.iterdir()) == []

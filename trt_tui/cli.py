@@ -219,6 +219,13 @@ def make_session(args):
                 ray=ray_options(args))
 
 
+def abandon(scheduler) -> None:
+    """Before exiting at once: an executor that keeps processes outside ours (a local Ray) stops them."""
+    stop = getattr(scheduler.executor, "abandon", None)
+    if stop is not None:
+        stop()
+
+
 def ray_options(args) -> dict | None:
     """The Ray executor's options from --ray-*; one clear line when Ray is missing or one is wrong."""
     given = [f"--{n}" for n in ("ray-address", "ray-gpu", "ray-resource") if getattr(args, n.replace("-", "_"), None)]
@@ -263,6 +270,7 @@ def cmd_build(args) -> int:
             return
         for job in jobs:  # exiting at once: still leave no temporary engine behind
             job.spec.temp_path(job.id).unlink(missing_ok=True)
+        abandon(scheduler)
         os._exit(EXIT_CANCELLED)
 
     previous = signal.signal(signal.SIGINT, on_sigint)
@@ -326,6 +334,7 @@ def cmd_watch(args) -> int:
 
     def on_sigint(signum, frame):
         if stop["requested"]:
+            abandon(scheduler)
             os._exit(EXIT_CANCELLED)
         stop["requested"] = True
         stop["cancelled"] = bool(scheduler.active())

@@ -245,6 +245,26 @@ def _remove_stale_workdirs() -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def _children_of(parents: set[int]) -> list[int]:
+    """The pids whose parent is one of `parents` (Linux's /proc; none elsewhere)."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid in parents:
+            found.append(int(entry))
+    return found
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -385,6 +405,23 @@ class RayExecutor:
             self._host.stop()
             self._started = False
         self._ready = False
+
+    def abandon(self) -> None:
+        """The process is about to exit at once (a second Ctrl-C): kill the local Ray we started, without
+        waiting. Its servers would die with us anyway, but the raylet's agents and workers would not."""
+        if not self.started_local:
+            return
+        try:
+            from ray._private import worker
+
+            servers = [info.process.pid for infos in worker._global_node.all_processes.values() for info in infos]
+            for pid in _children_of(set(servers)) + servers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        except Exception:
+            pass
 
     def force_cancel(self, job: BuildJob) -> bool:
         with self._lock:
