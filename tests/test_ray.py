@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -381,3 +382,47 @@ def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_comm
     assert "raylet" in names and any(n.startswith("ray::") for n in names), names
     assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
     assert list(tmp_path.iterdir()) == []
+
+
+NODE_LOSS = """
+import json, sys, time
+from pathlib import Path
+import ray
+from ray.cluster_utils import Cluster
+from trt_tui.core.build import BuildSpec
+from trt_tui.core.events import State
+from trt_tui.core.ray_executor import RayExecutor, RayResources
+from trt_tui.core.scheduler import Scheduler
+
+model, out = Path(sys.argv[1]), Path(sys.argv[2])
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+node = cluster.add_node(num_cpus=1, resources={"doomed": 1})
+ray.init(address=cluster.address, log_to_driver=False)
+try:
+    scheduler = Scheduler(max_jobs=1, executor=RayExecutor(resources=RayResources(resources={"doomed": 1})))
+    job = scheduler.submit(BuildSpec(model, out))
+    deadline = time.monotonic() + 120
+    while job.state is not State.BUILDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cluster.remove_node(node, allow_graceful=False)
+    scheduler.wait(120)
+    scheduler.shutdown()
+    print("RESULT " + json.dumps({"state": job.state.value, "error": job.outcome.error}), flush=True)
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+"""
+
+
+def test_a_task_lost_with_its_node_fails_with_the_reason(cli_env, sample_dir, tmp_path):
+    """A second node of a local two-node cluster is removed while it builds: the build fails, saying why."""
+    out = tmp_path / "d.engine"
+    result = subprocess.run([sys.executable, "-c", NODE_LOSS, str(sample_dir / "densenet.onnx"), str(out)],
+                            env=cli_env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("RESULT ")]
+    outcome = json.loads(line[len("RESULT "):])
+    assert outcome["state"] == "failed", outcome
+    assert outcome["error"].startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), outcome
+    assert "NodeDiedError" in outcome["error"] and "\n" not in outcome["error"], outcome["error"]
+    assert not out.exists()
