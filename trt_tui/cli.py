@@ -141,7 +141,7 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
                    help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
     p.add_argument("--cancel-grace", type=float, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
-                   help="with --executor process: force a cancel that TensorRT has not honoured by then")
+                   help="with --executor process or ray: force a cancel that TensorRT has not honoured by then")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")

@@ -329,10 +329,10 @@ class _Host(threading.Thread):
             sys.stdout = sys.__stdout__ or sys.stdout
             sys.stderr = sys.__stderr__ or sys.stderr
             if self.address:
-                ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
             else:
                 ray.init(address="local", num_cpus=self.local_cpus or os.cpu_count() or 1,
-                         include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+                         include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
         except BaseException as exc:
             self.error = exc
             return
