@@ -426,3 +426,23 @@ def test_a_task_lost_with_its_node_fails_with_the_reason(cli_env, sample_dir, tm
     assert outcome["error"].startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), outcome
     assert "NodeDiedError" in outcome["error"] and "\n" not in outcome["error"], outcome["error"]
     assert not out.exists()
+
+
+def test_cli_unreachable_ray_address_fails_in_one_line_at_once(cli_env, trt_tui_command, sample_dir, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = sample_dir / "mnist.onnx"
+    started = time.monotonic()
+    result = subprocess.run([*trt_tui_command, "build", str(model), "-o", str(tmp_path / "m.engine"), "--executor",
+                             "ray", "--ray-address", f"127.0.0.1:{port}"], env=cli_env, capture_output=True,
+                            text=True, timeout=120)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"trt-tui: {model}: cannot connect to Ray at 127.0.0.1:{port}: nothing answers at 127.0.0.1:{port}"
+        " (Connection refused)")
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []

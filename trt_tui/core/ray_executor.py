@@ -329,6 +329,7 @@ class _Host(threading.Thread):
             sys.stdout = sys.__stdout__ or sys.stdout
             sys.stderr = sys.__stderr__ or sys.stderr
             if self.address:
+                _reachable(self.address)
                 ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
             else:
                 ray.init(address="local", num_cpus=self.local_cpus or os.cpu_count() or 1,
@@ -348,6 +349,20 @@ class _Host(threading.Thread):
     def stop(self, timeout: float = 30.0) -> None:
         self.stopping.set()
         self.join(timeout)
+
+
+def _reachable(address: str, timeout: float = 5.0) -> None:
+    """Ray waits minutes for a GCS that is not there; a plain TCP connect says so in seconds."""
+    import socket
+
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto" and the like: Ray resolves them
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {hostport} ({exc.strerror or exc})") from None
 
 
 class RayExecutor:
@@ -457,9 +472,8 @@ class RayExecutor:
         try:
             self._connect()
         except Exception as exc:
-            where = f"at {self.address}" if self.address else "(local)"
-            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: cannot start Ray {where}:"
-                                                                 f" {_one_line(exc)}"))
+            what = f"cannot connect to Ray at {self.address}" if self.address else "cannot start a local Ray"
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: {what}: {_one_line(exc)}"))
         missing = self._unavailable()
         if missing:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: no node of the Ray cluster"
