@@ -286,6 +286,7 @@ class _Task:
         self.ref = None  # the task's ObjectRef, once submitted
         self.forced: str | None = None
         self.cancel_sent = False
+        self.relay_lost = False
 
     def stop(self, why: str) -> bool:
         import ray
@@ -489,7 +490,7 @@ class RayExecutor:
         try:
             while True:
                 ready, _ = ray.wait([ref], timeout=POLL_INTERVAL)
-                follower.relay(ray.get(self._relay.take.remote(job.id)))
+                follower.relay(self._take(job, task))
                 if ready:
                     break
                 self._forward_cancel(job, task, follower)
@@ -497,7 +498,7 @@ class RayExecutor:
                 outcome, engine = ray.get(ref)
             except Exception as exc:
                 outcome, engine = follower.verdict(task.forced, exc), None
-            follower.relay(ray.get(self._relay.take.remote(job.id)))
+            follower.relay(self._take(job, task))
         finally:
             try:
                 self._relay.forget.remote(job.id)
@@ -527,12 +528,28 @@ class RayExecutor:
         token = job.token
         if token.cancelled and not task.cancel_sent:
             task.cancel_sent = True
+            if task.relay_lost:  # nobody to tell the task: force it
+                task.stop(FORCED)
+                return
             self._relay.cancel.remote(job.id)
         if task.cancel_sent and task.forced is None:
             quiet_since = max(token.requested_at or 0.0, follower.last_callback)
             if time.monotonic() - quiet_since > self.cancel_grace:
                 task.stop(f"forced: no TensorRT callback for {self.cancel_grace:g} s after the cancel; the"
                           " Ray task was cancelled with force=True")
+
+    def _take(self, job: BuildJob, task: _Task) -> list:
+        """The task's events so far. A relay lost (with its node) loses the events, not the build:
+        the task's own result still says how it ended."""
+        import ray
+
+        if task.relay_lost:
+            return []
+        try:
+            return ray.get(self._relay.take.remote(job.id))
+        except Exception:
+            task.relay_lost = True
+            return []
 
     def _unavailable(self) -> str | None:
         """The first resource a task needs that the whole cluster does not have (it would wait forever)."""
