@@ -170,10 +170,17 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
     p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
-    p.add_argument("--executor", choices=("thread", "process"), default=None,
-                   help="run each build on a thread or in a child process (hard cancel, crash isolation)")
+    p.add_argument("--executor", choices=("thread", "process", "ray"), default=None,
+                   help="run each build on a thread, in a child process (hard cancel, crash isolation) or as"
+                        " a Ray task (pip install 'trt-tui[ray]')")
+    r = p.add_argument_group("Ray (with --executor ray)")
+    r.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)")
+    r.add_argument("--ray-gpu", metavar="TYPE", help="each build asks for one GPU of this Ray accelerator type")
+    r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
+                   help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
     p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
-                   help="with --executor process: force a cancel that TensorRT has not honoured by then")
+                   help="with --executor process or ray: force a cancel that TensorRT has not honoured by then")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
@@ -224,7 +231,7 @@ def session_from_args(args, executor=None):
     from .core.session import make_session
 
     return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
-                        executor_obj=executor)
+                        executor_obj=executor, ray=ray_options(args))
 
 
 def check_trace_path(text: str | None) -> None:
@@ -248,8 +255,9 @@ class Stopper:
 
     SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 
-    def __init__(self, on_first) -> None:
+    def __init__(self, on_first, on_exit_now=None) -> None:
         self.on_first = on_first
+        self.on_exit_now = on_exit_now  # before exiting at once (a local Ray's processes are stopped)
         self.signal: int | None = None
         self._previous: dict[int, object] = {}
 
@@ -267,6 +275,8 @@ class Stopper:
             from .core.atomic import remove_own_temps
 
             remove_own_temps()
+            if self.on_exit_now is not None:
+                self.on_exit_now()
             os._exit(128 + signum)
         self.signal = signum
         self.on_first(signal.Signals(signum).name)
@@ -317,11 +327,38 @@ def prewarmed_executor(args, builds: int | None = None):
     `builds`, if known, is how many builds will come (no spare is started after the last)."""
     from .core.executors import make_executor
 
+    if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
+        return None
     executor = make_executor(args.executor, cancel_grace=args.cancel_grace)
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
         prewarm(builds)
     return executor
+
+
+def abandon(scheduler) -> None:
+    """Before exiting at once: an executor that keeps processes outside ours (a local Ray) stops them."""
+    stop = getattr(scheduler.executor, "abandon", None)
+    if stop is not None:
+        stop()
+
+
+def ray_options(args) -> dict | None:
+    """The Ray executor's options from --ray-*; one clear line when Ray is missing or one is wrong."""
+    given = [f"--{n}" for n in ("ray-address", "ray-gpu", "ray-resource") if getattr(args, n.replace("-", "_"), None)]
+    if args.executor != "ray":
+        if given:
+            raise UsageError(f"{given[0]} needs --executor ray")
+        return None
+    from .core.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
+
+    if not ray_available():
+        raise UsageError(RAY_MISSING)
+    try:
+        resources = dict(parse_resource(text) for text in args.ray_resource or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}
 
 
 def cmd_build(args) -> int:
@@ -341,7 +378,8 @@ def cmd_build(args) -> int:
             print(f"trt-tui: {err}", file=sys.stderr)
         session = session_from_args(args, executor)
     except BaseException:
-        executor.close()
+        if executor is not None:
+            executor.close()
         raise
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
@@ -352,7 +390,7 @@ def cmd_build(args) -> int:
         renderer.message(f"trt-tui: {name}: cancelling every build ({again} again to exit at once)")
         scheduler.cancel_all()
 
-    with Stopper(cancel_everything) as stopper:
+    with Stopper(cancel_everything, lambda: abandon(scheduler)) as stopper:
         try:
             for model, output in zip(models, outputs):
                 if model in buildable and stopper.signal is None:
@@ -421,7 +459,7 @@ def cmd_watch(args) -> int:
     def stop(name: str) -> None:
         active_at_signal.extend(str(job.spec.model) for job in scheduler.active())
 
-    with Stopper(stop) as stopper:
+    with Stopper(stop, lambda: abandon(scheduler)) as stopper:
         try:
             controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
             watcher.start()
@@ -542,6 +580,7 @@ def app_config(args):
         history=args.history,
         trace=args.trace,
         attach=getattr(args, "attach", None),
+        ray=ray_options(args),
     )
 
 

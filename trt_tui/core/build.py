@@ -25,6 +25,8 @@ from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
 
 Shape = tuple[int, ...]
+# writer(engine bytes, output, before_replace) -> bytes written; before_replace() raises to abandon the write.
+Writer = Callable[[object, Path, Callable[[], None]], int]
 
 
 class BuildError(Exception):
@@ -200,6 +202,11 @@ class _TimingCache:
             atomic.write_bytes(self.path, cache.serialize())
 
 
+def write_file(data, output: Path, before_replace: Callable[[], None]) -> int:
+    """The default writer: the engine file, through the one atomic writer."""
+    return atomic.write_bytes(output, data, before_replace=before_replace)
+
+
 def run_build(
     job: int,
     spec: BuildSpec,
@@ -208,8 +215,10 @@ def run_build(
     *,
     t0: float | None = None,
     on_monitor: Callable[[MonitorState], None] | None = None,
+    writer: Writer | None = None,
 ) -> Outcome:
-    """Build `spec`, reporting through `sink`; never raises. `cancel` has `.cancelled` or `.is_set()`."""
+    """Build `spec`, reporting through `sink`; never raises. `cancel` has `.cancelled` or `.is_set()`.
+    `writer` replaces `write_file` (a remote build keeps the engine in memory for its caller to write)."""
     t0 = time.monotonic() if t0 is None else t0
     state = MonitorState(job, sink, cancel, t0)
     if on_monitor is not None:
@@ -220,7 +229,7 @@ def run_build(
 
     outcome: Outcome
     try:
-        outcome = _run(spec, state, change)
+        outcome = _run(spec, state, change, writer or write_file)
     except BuildError as exc:
         outcome = Outcome(State.FAILED, error=str(exc))
     except MemoryError:
@@ -231,7 +240,7 @@ def run_build(
     return outcome
 
 
-def _run(spec: BuildSpec, state: MonitorState, change) -> Outcome:
+def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
     if not model.exists():
@@ -262,14 +271,15 @@ def _run(spec: BuildSpec, state: MonitorState, change) -> Outcome:
     trt = backend.trt
     router, logger = shared_logger(trt)
     with router.bind(state, Severity.VERBOSE if options.verbose else Severity.INFO):
-        return _parse_and_build(backend, spec, state, change, logger)
+        return _parse_and_build(backend, spec, state, change, logger, writer)
 
 
 class _CancelledWhileWriting(Exception):
     pass
 
 
-def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, logger) -> Outcome:
+def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, logger,
+                     writer: Writer) -> Outcome:
     trt, model, options = backend.trt, spec.model, spec.options
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -305,7 +315,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
 
     digest = hashlib.sha256(memoryview(serialized)).hexdigest()
     try:
-        size = atomic.write_bytes(spec.output, serialized, before_replace=unless_cancelled)
+        size = writer(serialized, spec.output, unless_cancelled)
     except _CancelledWhileWriting:
         return Outcome(State.CANCELLED, detail="cancelled while writing the engine; nothing was written")
     except OSError as exc:

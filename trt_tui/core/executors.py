@@ -317,7 +317,8 @@ DEFAULT_EXECUTOR = "process"
 DEFAULT_CANCEL_GRACE = 0.5
 
 
-def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE) -> Executor:
+def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
+                  ray: dict | None = None) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
@@ -327,4 +328,8 @@ def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANC
         return ThreadExecutor()
     if name == "process":
         return ProcessExecutor(cancel_grace=cancel_grace)
+    if name == "ray":  # an optional extra: imported only when asked for
+        from .ray_executor import RayExecutor
+
+        return RayExecutor(cancel_grace=cancel_grace, **(ray or {}))
     raise ValueError(f"unknown executor {name!r}")

@@ -46,7 +46,11 @@ class Session:
 
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
-                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None) -> Session:
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
+                 ray: dict | None = None) -> Session:
+    """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs."""
+    if executor == "ray" and executor_obj is None:
+        executor_obj = make_executor("ray", cancel_grace=cancel_grace, ray={"local_cpus": jobs, **(ray or {})})
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj or make_executor(executor, cancel_grace=cancel_grace),
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)

@@ -85,6 +85,7 @@ class AppConfig:
     trace: str | None = None
     cache: bool = True
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
+    ray: dict | None = None  # the Ray executor's options, with executor "ray"
 
 
 @dataclass
@@ -176,7 +177,8 @@ class TrtTuiApp(App[int]):
             self.session = attach_session(config.attach, config.history)
         else:
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
-                                        trace=config.trace, cache=config.cache, executor_obj=executor)
+                                        trace=config.trace, cache=config.cache, executor_obj=executor,
+                                        ray=config.ray)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None

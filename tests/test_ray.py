@@ -1,0 +1,450 @@
+"""`--executor ray`: builds as Ray tasks on a local Ray (no GPU), against local builds of the same models.
+
+One local Ray serves the in-process tests (starting one costs seconds on a small machine); the CLI
+tests start their own through `trt-tui build --executor ray` and check that it leaves no Ray process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
+
+from trt_tui.core.build import BuildSpec  # noqa: E402
+from trt_tui.core.events import PhaseStart, State  # noqa: E402
+from trt_tui.core.executors import ThreadExecutor, make_executor  # noqa: E402
+from trt_tui.core.history import History  # noqa: E402
+from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
+from trt_tui.core.scheduler import Scheduler  # noqa: E402
+from trt_tui.core.session import make_session  # noqa: E402
+
+TIMEOUT = 180.0
+RAY_NAMES = ("raylet", "gcs_server")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray for this module: two CPUs, no dashboard, one custom resource to schedule on."""
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             resources={"sm_89": 2})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def executor(local_ray):
+    ex = RayExecutor(cancel_grace=0.5)
+    yield ex
+    ex.close()
+
+
+class Recorder:
+    """Every event with the job's state when it was delivered."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: list[tuple[float, object, State]] = []
+
+    def __call__(self, job, events) -> None:
+        now = time.monotonic()
+        with self.lock:
+            self.seen.extend((now, e, job.state) for e in events)
+
+    def events(self, job_id: int) -> list:
+        with self.lock:
+            return [e for _, e, _ in self.seen if e.job == job_id]
+
+
+def build_all(executor, pairs, subscriber=None):
+    scheduler = Scheduler(max_jobs=2, executor=executor)
+    if subscriber is not None:
+        scheduler.subscribe(subscriber)
+    jobs = [scheduler.submit(BuildSpec(model, out)) for model, out in pairs]
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    return jobs
+
+
+def test_make_executor_knows_ray(local_ray):
+    ex = make_executor("ray")
+    try:
+        assert isinstance(ex, RayExecutor) and ex.name == "ray"
+    finally:
+        ex.close()
+    assert ray.is_initialized(), "a Ray this process had started must be left running"
+
+
+def test_two_builds_through_ray_equal_local_builds(executor, sample_dir, tmp_path, engine_checker):
+    models = [sample_dir / "mnist.onnx", sample_dir / "resnet50.onnx"]
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "local").mkdir()
+    remote = build_all(executor, [(m, tmp_path / "ray" / f"{m.stem}.engine") for m in models])
+    local = build_all(ThreadExecutor(), [(m, tmp_path / "local" / f"{m.stem}.engine") for m in models])
+    for r, lo in zip(remote, local):
+        assert r.state is State.SUCCEEDED, r.outcome
+        assert lo.state is State.SUCCEEDED, lo.outcome
+        engine_checker.assert_real_engine(r.spec.output)
+        assert r.spec.output.read_bytes() == lo.spec.output.read_bytes(), f"{r.spec.model.name}: engines differ"
+        assert r.outcome.engine_bytes == r.spec.output.stat().st_size
+        assert r.outcome.backend == lo.outcome.backend
+    # The engines and the sidecars that mark them as trt-tui's own; no temporary left.
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
+        "mnist.engine", "mnist.engine.build.json", "resnet50.engine", "resnet50.engine.build.json"]
+
+
+def test_phase_events_arrive_while_the_build_runs(executor, sample_dir, tmp_path):
+    recorder = Recorder()
+    [job] = build_all(executor, [(sample_dir / "resnet50.onnx", tmp_path / "r.engine")], recorder)
+    assert job.state is State.SUCCEEDED, job.outcome
+    with recorder.lock:
+        starts = [(t, state) for t, e, state in recorder.seen if type(e) is PhaseStart]
+        final_at = next(t for t, e, _ in recorder.seen if getattr(e, "state", None) is State.SUCCEEDED)
+    assert starts, "no phase events came back"
+    assert all(state is State.BUILDING for _, state in starts[:3]), "phases were delivered only after the build"
+    assert final_at - starts[0][0] > 0.5, "the first phase arrived with the outcome, not while building"
+
+
+def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+
+    def cancel_at_first_phase(job, events):
+        if any(type(e) is PhaseStart for e in events):
+            scheduler.cancel(job.id)
+
+    scheduler.subscribe(cancel_at_first_phase)
+    out = tmp_path / "c.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "resnet50.onnx", out))
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.CANCELLED, job.outcome
+    assert job.outcome.detail.startswith("cancelled")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    out = tmp_path / "d.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", out))
+    deadline = time.monotonic() + TIMEOUT
+    while job.state is not State.BUILDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    scheduler.cancel(job.id)
+    scheduler.cancel(job.id)
+    forced = time.monotonic()
+    assert scheduler.wait(TIMEOUT)
+    took = time.monotonic() - forced
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.CANCELLED, job.outcome
+    assert "force=True" in job.outcome.detail or job.outcome.detail.startswith("cancelled in")
+    assert took < 10.0, f"a forced cancel took {took:.1f}s"
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def worker_of(job_id: int) -> psutil.Process | None:
+    """The Ray worker running build `job_id` (Ray titles it after the task's name)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if f"trt-tui-build-{job_id}" in " ".join(proc.info["cmdline"] or []):
+            return proc
+    return None
+
+
+def test_a_lost_task_fails_with_the_reason(executor, sample_dir, tmp_path):
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    out = tmp_path / "k.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", out))
+    deadline = time.monotonic() + TIMEOUT
+    while (job.state is not State.BUILDING or worker_of(job.id) is None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker_of(job.id).kill()
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.FAILED, job.outcome
+    error = job.outcome.error
+    assert error.startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), error
+    assert "Error" in error and "\n" not in error
+    assert not out.exists()
+
+
+def test_builds_are_scheduled_by_resource(local_ray, sample_dir, tmp_path):
+    wanted = RayExecutor(resources=RayResources(resources={"sm_89": 1}))
+    missing = RayExecutor(resources=RayResources(resources={"sm_120": 1}))
+    no_gpu = RayExecutor(resources=RayResources(gpu_type="H100"))
+    try:
+        [ok] = build_all(wanted, [(sample_dir / "mnist.onnx", tmp_path / "a.engine")])
+        [bad] = build_all(missing, [(sample_dir / "mnist.onnx", tmp_path / "b.engine")])
+        [gpu] = build_all(no_gpu, [(sample_dir / "mnist.onnx", tmp_path / "c.engine")])
+    finally:
+        for ex in (wanted, missing, no_gpu):
+            ex.close()
+    assert ok.state is State.SUCCEEDED, ok.outcome
+    assert bad.state is State.FAILED
+    assert bad.outcome.error == f"{sample_dir / 'mnist.onnx'}: no node of the Ray cluster has resource sm_120=1 (the cluster has 0)"
+    assert gpu.state is State.FAILED
+    assert gpu.outcome.error.endswith("no node of the Ray cluster has resource GPU=1 (the cluster has 0)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.engine", "a.engine.build.json"]
+
+
+def test_cache_and_history_work_through_ray(executor, sample_dir, tmp_path):
+    session = make_session(1, history=tmp_path / "h.db", executor_obj=executor)
+    out = tmp_path / "m.engine"
+    first = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", out))
+    assert session.scheduler.wait(TIMEOUT)
+    second = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", out))
+    assert session.scheduler.wait(TIMEOUT)
+    session.close()
+    assert first.state is State.SUCCEEDED, first.outcome
+    assert second.state is State.SKIPPED, second.outcome
+    history = History(tmp_path / "h.db")
+    try:
+        [record] = history.successes(sample_dir / "mnist.onnx")
+        assert record.engine_bytes == out.stat().st_size
+        assert history.expected_phases(sample_dir / "mnist.onnx"), "no phase timings were recorded"
+    finally:
+        history.close()
+
+
+def test_bad_model_fails_with_the_users_path(executor, not_onnx_models, tmp_path):
+    model = not_onnx_models["random bytes"]
+    [job] = build_all(executor, [(model, tmp_path / "x.engine")])
+    assert job.state is State.FAILED
+    assert job.outcome.error.startswith(f"{model}: "), job.outcome.error
+    assert "trt-tui-ray-" not in job.outcome.error
+
+
+# -- through the CLI, with a local Ray of its own -----------------------------------------------
+
+
+def ray_processes_under(pid: int) -> list[psutil.Process]:
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in kids if _name(p) in RAY_NAMES or _name(p).startswith("ray::")]
+
+
+def _name(proc: psutil.Process) -> str:
+    try:
+        return proc.name()
+    except psutil.Error:
+        return ""
+
+
+def gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of `procs` still alive (not zombies) after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for p in procs:
+            try:
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def test_cli_ctrl_c_cancels_within_the_grace_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    engine = tmp_path / "out" / "densenet.engine"
+    engine.parent.mkdir()
+    env = {**cli_env, "RAY_ADDRESS": ""}
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json", "--cancel-grace", "0.5"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            if line.startswith("{"):
+                lines.append(json.loads(line))
+            if lines and lines[-1]["event"] == "phase_start":
+                break
+            assert time.monotonic() < deadline, "no phase came back"
+        spawned = ray_processes_under(proc.pid)
+        assert any(_name(p) == "raylet" for p in spawned), [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    lines += [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    assert proc.returncode == 130, err
+    final = [x for x in lines if x["event"] == "state" and x["state"] in ("cancelled", "succeeded", "failed")]
+    assert [x["state"] for x in final] == ["cancelled"], final
+    assert "Traceback" not in err
+    assert took < 15.0, f"exit took {took:.1f}s after Ctrl-C"
+    assert not engine.exists() and list(engine.parent.iterdir()) == []
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+
+
+def test_cli_ray_options_need_the_ray_executor(cli_env, trt_tui_command, sample_dir, tmp_path):
+    result = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), "-o",
+                             str(tmp_path / "m.engine"), "--ray-address", "ray://nowhere:10001"],
+                            env=cli_env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "trt-tui: --ray-address needs --executor ray"
+    bad = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), "--executor", "ray",
+                          "--ray-resource", "sm_89=lots"], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == "trt-tui: --ray-resource 'sm_89=lots': 'lots' is not a number"
+
+
+
+async def test_app_builds_through_ray(local_ray, sample_dir, tmp_path):
+    """The app with `--executor ray`: Enter builds through a Ray task, the tree shows TensorRT's phases."""
+    from trt_tui.cli import app_config, build_parser
+    from trt_tui.ui.app import make_app
+
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    args = build_parser()[0].parse_args([str(tmp_path), "--executor", "ray", "--history", str(tmp_path / "h.db")])
+    app = make_app(app_config(args))
+    assert isinstance(app.scheduler.executor, RayExecutor)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("enter")
+        deadline = time.monotonic() + TIMEOUT
+        while not (app.views and app.views[1].state.final) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        view = app.views[1]
+        assert view.state is State.SUCCEEDED, view.error
+        labels = "\n".join(app.phase_view.labels())
+        assert "Building engine" in labels and "Optimizing graph" in labels
+        await pilot.press("q")
+    assert app.return_code == 0
+    assert (tmp_path / "mnist.engine").stat().st_size > 100_000
+
+
+def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
+    proc = subprocess.Popen([*trt_tui_command, "watch", str(tmp_path), "--executor", "ray", "--json"],
+                            env={**cli_env, "RAY_ADDRESS": ""}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    states = []
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("event") == "state":
+                states.append(event["state"])
+            if states and states[-1] in ("succeeded", "failed"):
+                break
+            assert time.monotonic() < deadline, "the watch never finished its first build"
+        spawned = ray_processes_under(proc.pid)
+        names = [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert states[-1] == "succeeded", (states, err)
+    assert "building" in states
+    assert proc.returncode == 0, err
+    assert (tmp_path / "mnist.engine").stat().st_size > 100_000
+    assert "raylet" in names, names
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the watch"
+
+
+def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """Exiting at once skips Ray's shutdown: the local Ray's raylet, agents and workers are killed instead."""
+    engine = tmp_path / "densenet.engine"
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json"], env={**cli_env, "RAY_ADDRESS": ""},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            if '"phase_start"' in line:
+                break
+            assert time.monotonic() < deadline, "no phase came back"
+        spawned = ray_processes_under(proc.pid)
+        names = [_name(p) for p in spawned]
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        second = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        took = time.monotonic() - second
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert took < 5.0, f"took {took:.1f}s to exit after the second Ctrl-C"
+    assert "raylet" in names and any(n.startswith("ray::") for n in names), names
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+    assert list(tmp_path.iterdir()) == []
+
+
+NODE_LOSS = """
+import json, sys, time
+from pathlib import Path
+import ray
+from ray.cluster_utils import Cluster
+from trt_tui.core.build import BuildSpec
+from trt_tui.core.events import State
+from trt_tui.core.ray_executor import RayExecutor, RayResources
+from trt_tui.core.scheduler import Scheduler
+
+model, out = Path(sys.argv[1]), Path(sys.argv[2])
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+node = cluster.add_node(num_cpus=1, resources={"doomed": 1})
+ray.init(address=cluster.address, log_to_driver=False)
+try:
+    scheduler = Scheduler(max_jobs=1, executor=RayExecutor(resources=RayResources(resources={"doomed": 1})))
+    job = scheduler.submit(BuildSpec(model, out))
+    deadline = time.monotonic() + 120
+    while job.state is not State.BUILDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cluster.remove_node(node, allow_graceful=False)
+    scheduler.wait(120)
+    scheduler.shutdown()
+    print("RESULT " + json.dumps({"state": job.state.value, "error": job.outcome.error}), flush=True)
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+"""
+
+
+def test_a_task_lost_with_its_node_fails_with_the_reason(cli_env, sample_dir, tmp_path):
+    """A second node of a local two-node cluster is removed while it builds: the build fails, saying why."""
+    out = tmp_path / "d.engine"
+    result = subprocess.run([sys.executable, "-c", NODE_LOSS, str(sample_dir / "densenet.onnx"), str(out)],
+                            env=cli_env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("RESULT ")]
+    outcome = json.loads(line[len("RESULT "):])
+    assert outcome["state"] == "failed", outcome
+    assert outcome["error"].startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), outcome
+    assert "NodeDiedError" in outcome["error"] and "\n" not in outcome["error"], outcome["error"]
+    assert not out.exists()
+
+
+def test_cli_unreachable_ray_address_fails_in_one_line_at_once(cli_env, trt_tui_command, sample_dir, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = sample_dir / "mnist.onnx"
+    started = time.monotonic()
+    result = subprocess.run([*trt_tui_command, "build", str(model), "-o", str(tmp_path / "m.engine"), "--executor",
+                             "ray", "--ray-address", f"127.0.0.1:{port}"], env=cli_env, capture_output=True,
+                            text=True, timeout=120)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"trt-tui: {model}: cannot connect to Ray at 127.0.0.1:{port}: nothing answers at 127.0.0.1:{port}"
+        " (Connection refused)")
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
