@@ -9,7 +9,9 @@ meanwhile.
 Messages to the parent, in this order: `("started", t0)`, any number of `("events", [...])`, and
 `("outcome", Outcome)` last. `t0` is the child's `time.monotonic()` when the build started; event
 times are relative to it, and since the monotonic clock is system-wide the parent can date events of
-its own (a forced cancel, a crash) on the same scale. From the parent comes only `"cancel"`.
+its own (a forced cancel, a crash) on the same scale. From the parent come `"cancel"` and, once it has
+the outcome, `"release"`: the child waits for it (a moment, at most `RELEASE_WAIT`) before exiting, so
+the parent can still read the child's final vitals (its peak memory) while it exists.
 
 The child never outlives its parent: when the control pipe reaches end-of-file (the parent exited,
 even by SIGKILL or `os._exit`) it removes its temporary engine and exits at once.
@@ -30,6 +32,7 @@ from .buffer import EventBuffer
 from .build import BuildSpec, remove_temp, run_build
 
 BATCH_INTERVAL = 0.02  # seconds: the most latency batching adds to an event
+RELEASE_WAIT = 2.0  # seconds the child waits, after its outcome, for the parent's "release"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,9 @@ def main(job: int, spec: ChildSpec, events, control) -> None:
     t0 = time.monotonic()
     temp = spec.temp_path(job)
     cancel = threading.Event()
-    threading.Thread(target=_obey, args=(control, cancel, temp), name="trt-tui-control", daemon=True).start()
+    released = threading.Event()
+    threading.Thread(target=_obey, args=(control, cancel, temp, released), name="trt-tui-control",
+                     daemon=True).start()
     _send(events, ("started", t0), temp)
 
     buffer = EventBuffer()
@@ -74,6 +79,7 @@ def main(job: int, spec: ChildSpec, events, control) -> None:
     if last:
         _send(events, ("events", last), temp)
     _send(events, ("outcome", outcome), temp)
+    released.wait(RELEASE_WAIT)
     # The parent has everything. Skipping the interpreter's teardown (TensorRT's and CUDA's static
     # destructors, module cleanup) makes the build's end visible sooner and cannot crash after the fact.
     sys.stdout.flush()
@@ -98,7 +104,7 @@ def _ship(buffer: EventBuffer, events, done: threading.Event, temp: Path) -> Non
             _send(events, ("events", batch), temp)
 
 
-def _obey(control, cancel: threading.Event, temp: Path) -> None:
+def _obey(control, cancel: threading.Event, temp: Path, released: threading.Event) -> None:
     """Set the cancel flag the monitor checks when the parent asks; exit when the parent is gone."""
     while True:
         try:
@@ -107,6 +113,8 @@ def _obey(control, cancel: threading.Event, temp: Path) -> None:
             _orphaned(temp)
         if message == "cancel":
             cancel.set()
+        elif message == "release":
+            released.set()
 
 
 def _send(conn, message, temp: Path) -> None:

@@ -9,6 +9,7 @@ instead of ending the program.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 import threading
@@ -20,6 +21,7 @@ from . import child
 from .build import Outcome, remove_temp, run_build
 from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from .phases import PhaseTree
+from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
     from .scheduler import BuildJob
@@ -41,8 +43,22 @@ class ThreadExecutor:
 
     name = "thread"
 
+    def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+        """`vitals`: how to sample the build (here: this whole process); None turns it off."""
+        self.vitals = vitals
+
     def run(self, job: BuildJob) -> Outcome:
-        return run_build(job.id, job.spec, job.sink, job.token)
+        t0 = time.monotonic()
+        watch = watch_build(job.id, os.getpid(), job.sink, self.vitals, own_process=False, t0=t0)
+        try:
+            return run_build(job.id, job.spec, watch.sink if watch is not None else job.sink, job.token, t0=t0)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def pid_of(self, job: BuildJob) -> int | None:
+        """This process, while `job` runs in it."""
+        return os.getpid() if job.started is not None and not job.final else None
 
     def force_cancel(self, job: BuildJob) -> bool:
         """A thread cannot be stopped from outside: the cooperative cancel already asked is all."""
@@ -86,8 +102,9 @@ class ProcessExecutor:
 
     name = "process"
 
-    def __init__(self, cancel_grace: float = 0.5) -> None:
+    def __init__(self, cancel_grace: float = 0.5, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         self.cancel_grace = cancel_grace
+        self.vitals = vitals  # how this process samples each child; None: not at all
         self._context = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._reaped = threading.Condition(self._lock)
@@ -158,7 +175,8 @@ class ProcessExecutor:
             running.process = process
             if running.forced is not None:
                 process.kill()
-        follower = _Follower(job, spawned, self.cancel_grace)
+        watch = watch_build(job.id, process.pid, job.sink, self.vitals, own_process=True, t0=spawned)
+        follower = _Follower(job, spawned, self.cancel_grace, watch)
         try:
             outcome = follower.follow(events, control, process, running)
         except BaseException:
@@ -170,17 +188,23 @@ class ProcessExecutor:
             exitcode = _reap(process)
             events.close()
             control.close()
-        if outcome is not None:
-            return outcome
-        remove_temp(temp)  # whatever the child left half-written
-        return _finish(job, follower.now(), follower.verdict(running.forced, exitcode))
+        try:
+            if outcome is not None:
+                return outcome
+            remove_temp(temp)  # whatever the child left half-written
+            return _finish(job, follower.now(), follower.verdict(running.forced, exitcode), follower.sink)
+        finally:
+            if watch is not None:
+                watch.stop()
 
 
 class _Follower:
     """What the parent knows of one child's build, from its messages alone."""
 
-    def __init__(self, job: BuildJob, spawned: float, cancel_grace: float) -> None:
+    def __init__(self, job: BuildJob, spawned: float, cancel_grace: float, watch=None) -> None:
         self.job = job
+        self.watch = watch  # the child's vitals; the job's events pass through it
+        self.sink = watch.sink if watch is not None else job.sink
         self.cancel_grace = cancel_grace
         self.t0 = spawned  # until the child says when its build started
         self.tree = PhaseTree()
@@ -202,11 +226,17 @@ class _Follower:
                 except Exception:  # end-of-file, or a message cut short by the child's death
                     return self._final_state()
                 if kind == "outcome":
+                    try:
+                        control.send("release")  # the child waits for it, so its last vitals were read
+                    except OSError:
+                        pass
                     return payload
                 if kind == "events":
                     self._relay(payload)
                 elif kind == "started":
                     self.t0 = payload
+                    if self.watch is not None:
+                        self.watch.t0 = payload
             elif process.sentinel in ready and not events.poll():
                 return self._final_state()
             if token.cancelled and not cancel_sent:
@@ -229,7 +259,7 @@ class _Follower:
                 self.last_callback = time.monotonic()
             elif kind is StateChanged:
                 self.last_state = event
-            self.job.sink(event)
+            self.sink(event)
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
@@ -292,8 +322,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _finish(job: BuildJob, t: float, outcome: Outcome) -> Outcome:
-    job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
+def _finish(job: BuildJob, t: float, outcome: Outcome, sink=None) -> Outcome:
+    (sink or job.sink)(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
                           engine_bytes=outcome.engine_bytes))
     return outcome
 
@@ -316,14 +346,15 @@ DEFAULT_EXECUTOR = "process"
 DEFAULT_CANCEL_GRACE = 0.5
 
 
-def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE) -> Executor:
+def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
+                  vitals: VitalsConfig | None = DEFAULT_VITALS) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
     build's TensorRT memory."""
     name = name or DEFAULT_EXECUTOR
     if name == "thread":
-        return ThreadExecutor()
+        return ThreadExecutor(vitals)
     if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace)
+        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals)
     raise ValueError(f"unknown executor {name!r}")
