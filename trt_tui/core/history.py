@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .events import State, StateChanged
+from .events import State, StateChanged, Vitals
 from .phases import PhaseTree
 from .units import human_bytes, human_seconds
 
@@ -78,6 +78,9 @@ _FIELDS = ", ".join([
     "engine_bytes", "phases",
 ])
 _COLUMNS = "id, " + _FIELDS
+# Added after version 1 by `_add_vitals_columns`, apart from the numbered migrations (which another
+# change extends): ALTER TABLE ADD COLUMN where missing, idempotent, so either order of the two works.
+_VITALS_COLUMNS = {"peak_rss_bytes": "INTEGER", "cpu_seconds": "REAL"}
 
 
 class HistoryError(Exception):
@@ -116,6 +119,8 @@ class BuildRecord:
     duration: float  # seconds
     engine_bytes: int | None
     phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
+    peak_rss_bytes: int | None = None  # the build's process at its largest (vitals)
+    cpu_seconds: float | None = None  # CPU time the build's process used
 
     @property
     def name(self) -> str:
@@ -127,12 +132,13 @@ class BuildRecord:
         return self.state == State.SUCCEEDED.value
 
     @classmethod
-    def _from_row(cls, row: tuple) -> BuildRecord:
+    def _from_row(cls, row: tuple, vitals: tuple = (None, None)) -> BuildRecord:
         id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
+            peak_rss_bytes=vitals[0], cpu_seconds=vitals[1],
         )
 
 
@@ -150,6 +156,7 @@ class History:
             self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
             self._set_wal()
             self._migrate()
+            self._add_vitals_columns()
         except (OSError, sqlite3.Error) as exc:
             self.close()
             raise HistoryError(f"{self.path}: cannot open build history: {exc}") from None
@@ -187,6 +194,17 @@ class History:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def _add_vitals_columns(self) -> None:
+        db = self._db
+        have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
+        for name, kind in _VITALS_COLUMNS.items():
+            if name not in have:
+                try:
+                    db.execute(f"ALTER TABLE builds ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):  # another process added it meanwhile
+                        raise
 
     @property
     def schema_version(self) -> int:
@@ -232,6 +250,12 @@ class History:
             )
             return cursor.lastrowid
 
+    def set_vitals(self, record_id: int, peak_rss_bytes: int | None, cpu_seconds: float | None) -> None:
+        """What the build's process used, on the record `record` returned."""
+        with self._lock:
+            self._conn().execute("UPDATE builds SET peak_rss_bytes = ?, cpu_seconds = ? WHERE id = ?",
+                                 (peak_rss_bytes, cpu_seconds, record_id))
+
     def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:
         """The model's absolute path where the history knows it, else any path with its file name."""
         absolute = _absolute(model)
@@ -247,10 +271,12 @@ class History:
             db = self._conn()
             where, params = self._model_clause(db, model) if model is not None else ("1", ())
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra} ORDER BY started DESC, id DESC LIMIT ?",
+                f"SELECT {_COLUMNS}, {', '.join(_VITALS_COLUMNS)} FROM builds WHERE {where}{extra}"
+                " ORDER BY started DESC, id DESC LIMIT ?",
                 (*params, max(0, int(limit))),
             ).fetchall()
-        return [BuildRecord._from_row(row) for row in rows]
+        count = len(_VITALS_COLUMNS)
+        return [BuildRecord._from_row(row[:-count], row[-count:]) for row in rows]
 
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
@@ -306,10 +332,11 @@ def default_backend_info(job: BuildJob) -> tuple[str, str]:
 class _Pending:
     """What the recorder keeps for one job between its first event and its final state."""
 
-    __slots__ = ("tree", "wall0", "mono0")
+    __slots__ = ("tree", "wall0", "mono0", "cpu_seconds")
 
     def __init__(self) -> None:
         self.tree = PhaseTree()
+        self.cpu_seconds: float | None = None  # from the latest vitals
         # When the recorder first heard of the job, on both clocks: turns monotonic times into unix times.
         self.wall0 = time.time()
         self.mono0 = time.monotonic()
@@ -348,6 +375,8 @@ class HistoryRecorder:
                 apply = pending.tree.apply
                 for event in events:
                     apply(event)
+                    if type(event) is Vitals:
+                        pending.cpu_seconds = event.cpu_seconds
                     if type(event) is StateChanged and event.state.final:
                         del self._jobs[job]
                         self._record(job, pending, event)
@@ -383,6 +412,8 @@ class HistoryRecorder:
             engine_bytes=final.engine_bytes,
             phases=tree.durations(),
         )
+        if final.peak_rss_bytes is not None or pending.cpu_seconds is not None:
+            self.history.set_vitals(record_id, final.peak_rss_bytes, pending.cpu_seconds)
         self.recorded[job.id] = record_id
         if len(self.recorded) > 1000:
             self.recorded.pop(next(iter(self.recorded)))
@@ -446,7 +477,8 @@ def slow_phases(
 
 
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
-    """A plain table, one line per build after a header: date, model, state, duration, engine, backend.
+    """A plain table, one line per build after a header: date, model, state, duration, engine, peak RSS,
+    CPU time, backend.
     No records: no lines (the caller says so in its own words)."""
     rows = [
         (
@@ -455,14 +487,16 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
             rec.state,
             human_seconds(rec.duration),
             human_bytes(rec.engine_bytes),
+            human_bytes(rec.peak_rss_bytes),
+            human_seconds(rec.cpu_seconds) if rec.cpu_seconds is not None else "-",
             f"{rec.backend} {rec.backend_version}".strip() or "-",
         )
         for rec in records
     ]
     if not rows:
         return []
-    header = ("DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
-    right = {3, 4}  # numbers line up on the right
+    header = ("DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
+    right = {3, 4, 5, 6}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:

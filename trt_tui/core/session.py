@@ -11,6 +11,7 @@ from pathlib import Path
 from .cache import EngineCache
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
 from .scheduler import Scheduler
+from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
 def history_path(explicit: str | os.PathLike | None) -> Path | None:
@@ -39,8 +40,10 @@ class Session:
 
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
-                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None) -> Session:
-    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj or make_executor(executor, cancel_grace=cancel_grace),
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
+                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> Session:
+    executor_obj = executor_obj or make_executor(executor, cancel_grace=cancel_grace, vitals=vitals)
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)
     if record_history:
