@@ -182,6 +182,7 @@ class TrtTuiApp(App[int]):
         self.latest_job: dict[str, int] = {}  # model path -> its newest build
         self.gpu_sampler = gpu_sampler or GpuSampler()
         self.gpu_history = GpuHistory()
+        self.host_reader: Callable[[], dict] = host_vitals  # fixed by snapshot tests
         self.views: dict[int, BuildView] = {}
         self.selected: int | None = None
         self.log_level_index = 1
@@ -267,7 +268,7 @@ class TrtTuiApp(App[int]):
     def _sample_gpus(self) -> None:
         while not self._stop_gpu.is_set():
             self.post_message(GpuSampled(self.gpu_sampler.sample()))
-            self.post_message(HostSampled(host_vitals()))
+            self.post_message(HostSampled(self.host_reader()))
             self._stop_gpu.wait(self.config.gpu_interval)
 
     @on(GpuSampled)
@@ -385,7 +386,7 @@ class TrtTuiApp(App[int]):
             if event.engine_bytes is not None:
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
             if event.peak_rss_bytes is not None:
-                self.builds.set_cell(view.job.id, "Peak RSS", human_bytes(event.peak_rss_bytes))
+                self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
             if event.state is State.FAILED:
                 self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
                             markup=False)

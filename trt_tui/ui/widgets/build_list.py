@@ -18,7 +18,7 @@ STATE_STYLES = {
     State.SKIPPED: "green",
 }
 
-COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak RSS", "Engine")
+COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak", "Engine")
 VERDICT_STYLES = {"working": "green", "stalled": "bold red", "stopped": "bold yellow"}
 
 
@@ -51,7 +51,7 @@ class BuildList(DataTable):
 
     def set_verdict(self, job: int, verdict: str, peak: str) -> None:
         self.update_cell(str(job), "Vitals", Text(verdict, style=VERDICT_STYLES.get(verdict, "")), update_width=True)
-        self.update_cell(str(job), "Peak RSS", peak, update_width=True)
+        self.update_cell(str(job), "Peak", peak, update_width=True)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self.update_cell(str(job), "Progress", progress_text(fraction))
