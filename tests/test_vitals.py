@@ -167,3 +167,11 @@ def test_long_build_shows_vitals_in_the_silent_step_a_stack_and_peak_rss_in_hist
     counters = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "C"]
     assert {e["name"].split()[-2] for e in counters} == {"CPU", "RSS"}
     assert len(counters) == 2 * len(vitals)
+
+
+def test_bad_vitals_options_are_one_line_and_exit_2(sample_dir: Path, cli_env: dict, trt_tui_command: list) -> None:
+    for option, value in (("--stall-after", "-1"), ("--vitals-interval", "nan"), ("--stack-after", "inf")):
+        done = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), option, value],
+                              capture_output=True, text=True, env=cli_env, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().count("\n") == 0 and option in done.stderr and "Traceback" not in done.stderr
