@@ -343,3 +343,20 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         assert "cpu" in str(host.render()) and "mem" in str(host.render())
         assert app.gpu_panel.display or "GPU" in host.note  # and why there is no GPU panel
         await pilot.press("q")
+
+
+async def test_host_panel_warns_when_free_memory_falls_below_a_tenth(models):
+    app = make(models, gpu_interval=0.1)
+    readings = iter([5 << 30, 5 << 30, 500 << 20])
+
+    def host():
+        free = next(readings, 500 << 20)
+        return {"cpu_percent": 30.0, "cpus": 2, "memory_total": 8 << 30, "memory_available": free}
+
+    app.host_reader = host
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one("#host")
+        await wait_for(pilot, lambda: "below a tenth" in str(panel.render()), 5)
+        assert any(n.title == "Low memory" for n in app._notifications)
+        assert "500.0 MiB" in str(panel.render())
+        await pilot.press("q")

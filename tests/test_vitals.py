@@ -175,3 +175,28 @@ def test_bad_vitals_options_are_one_line_and_exit_2(sample_dir: Path, cli_env: d
                               capture_output=True, text=True, env=cli_env, timeout=60)
         assert done.returncode == 2, done.stderr
         assert done.stderr.strip().count("\n") == 0 and option in done.stderr and "Traceback" not in done.stderr
+
+
+def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
+    import io
+    from types import SimpleNamespace
+
+    from trt_tui.headless import make_renderer
+
+    out = io.StringIO()
+    renderer = make_renderer("plain", out)
+    job = SimpleNamespace(id=1, spec=SimpleNamespace(model=Path("m.onnx")))
+    reading = dict(job=1, pid=9, rss_bytes=100 << 20, peak_rss_bytes=120 << 20, threads=4)
+    renderer.handle(job, [Vitals(t=1.0, cpu_percent=99.0, verdict="working", **reading),
+                          Vitals(t=2.0, cpu_percent=0.0, verdict="stalled", **reading),
+                          Vitals(t=3.0, cpu_percent=0.0, verdict="stalled", **reading),
+                          StackDump(1, 3.5, 9, "Thread 9 (idle)\n    foo (libtensorrt_rtx.so)"),
+                          Vitals(t=4.0, cpu_percent=80.0, verdict="working", **reading)])
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "[m.onnx] stalled: CPU 0%, RSS 100.0 MiB (peak 120.0 MiB), 4 threads",
+        "[m.onnx] stack of process 9 at 3.5s:",
+        "    Thread 9 (idle)",
+        "        foo (libtensorrt_rtx.so)",
+        "[m.onnx] working: CPU 80%, RSS 100.0 MiB (peak 120.0 MiB), 4 threads",
+    ]
