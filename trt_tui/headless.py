@@ -39,8 +39,8 @@ def state_line(model: str, event: StateChanged) -> str:
     text = f"[{model}] {event.state.value}"
     if event.state is State.SUCCEEDED:
         text += f": engine {human_bytes(event.engine_bytes)} in {human_seconds(event.t)}"
-    if event.peak_rss_bytes:
-        text += f" (peak RSS {human_bytes(event.peak_rss_bytes)})"
+        if event.peak_rss_bytes:
+            text += f", peak RSS {human_bytes(event.peak_rss_bytes)}"
     if event.error:
         text += f": {event.error}"
     if event.detail:

@@ -268,7 +268,7 @@ class VitalsWatch:
         elif kind is StateChanged and event.state.final and not self._finished:
             self._finished = True
             self._stop.set()
-            self.sample()
+            self.sample(at=event.t)  # dated at the end it reports, so it does not come after it
             peak = self._probe.peak_rss if self._probe is not None and self._probe.peak_rss else None
             event = replace(event, peak_rss_bytes=peak)
         self._sink(event)
@@ -297,8 +297,13 @@ class VitalsWatch:
             except Exception:  # telemetry must never end a build or print over the UI
                 pass
 
-    def sample(self) -> Vitals | None:
-        """Read the process now and emit one `Vitals` event (None once the process is gone)."""
+    def sample(self, at: float | None = None) -> Vitals | None:
+        """Read the process now and emit one `Vitals` event (None once the process is gone). `at`
+        dates it on the build's clock instead of now (never before the previous reading).
+
+        A reading is dated by this process's clock; a child's events are dated by the child when
+        they happen and arrive a batch later, so a reading may precede, in the stream, an event
+        a few milliseconds older than itself."""
         with self._lock:
             try:
                 if self._probe is None:
@@ -308,7 +313,9 @@ class VitalsWatch:
                 reading = None
             if reading is None:
                 return None
-            now = self.now()
+            now = self.now() if at is None else at
+            if self.samples:
+                now = max(now, self.samples[-1].t)
             self.samples.append(Sample(now, reading["cpu_percent"], reading["stopped"]))
             last_callback = self.last_callback
             self.current = verdict(self.samples, last_callback, now, self.config.stall_after)
