@@ -8,6 +8,9 @@ Configurations (each `Scheduler(max_jobs=1)` with the executor named, engine cac
 ResNet-50 (0.5 s builds, where 100 ms sampling reads the child ~5 times) and DenseNet (~15 s, where
 the default interval samples ~15 times, 11 s of them inside one silent step).
 
+Also the cost of one reading itself (`VitalsWatch.sample()` on a live process: psutil, /proc, NVML
+where present), 300 times, in CPU time of the sampling thread: what the observer spends per second.
+
     python bench/vitals.py [--rounds N] [--densenet-rounds N] [--out FILE]
 """
 
@@ -54,10 +57,33 @@ def build_once(model: Path, output: Path, executor: str, interval: float) -> tup
     return took, len(samples)
 
 
+def sample_cost(reads: int = 300) -> dict:
+    """CPU seconds one `sample()` costs the sampling process, reading a live child."""
+    import subprocess
+
+    from trt_tui.core.vitals import VitalsConfig, VitalsWatch
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: sum(range(10000))"])
+    try:
+        watch = VitalsWatch(1, child.pid, lambda event: None, VitalsConfig(), own_process=True)
+        watch.sample()  # the first one imports psutil and tries NVML
+        costs = []
+        for _ in range(reads):
+            start = time.thread_time()
+            watch.sample()
+            costs.append(time.thread_time() - start)
+    finally:
+        child.kill()
+        child.wait()
+    stats = summary(costs)
+    print(f"one reading: median {stats['median'] * 1e6:.0f} µs CPU (p95 {stats['p95'] * 1e6:.0f} µs)", flush=True)
+    return stats
+
+
 def run(models: dict[str, int], out: Path | None) -> dict:
     work = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-vitals-", dir="/dev/shm")))
     work.prepare()
-    results: dict = {}
+    results: dict = {"sample_cost_s": sample_cost()}
     try:
         for name, rounds in models.items():
             model = work.model(name)
