@@ -6,7 +6,9 @@ Configurations (each `Scheduler(max_jobs=1)` with the executor named, engine cac
   at the default interval (1 s), and ten times as often; the parent samples the child.
 - `thread_off` / `thread_100ms`: the thread executor, sampling its own process.
 ResNet-50 (0.5 s builds, where 100 ms sampling reads the child ~5 times) and DenseNet (~15 s, where
-the default interval samples ~15 times, 11 s of them inside one silent step).
+the default interval samples ~15 times, 11 s of them inside one silent step). Wall time and the CPU
+time of what builds (reaped children for the process executor, this process for the thread one: so
+there it includes the sampler), each as a ratio to "off".
 
 Also the cost of one reading itself (`VitalsWatch.sample()` on a live process: psutil, /proc, NVML
 where present), 300 times, in CPU time of the sampling thread: what the observer spends per second.
@@ -37,7 +39,16 @@ CONFIGS = {
 }
 
 
-def build_once(model: Path, output: Path, executor: str, interval: float) -> tuple[float, int]:
+def _cpu(executor: str) -> float:
+    """CPU seconds so far of what does the build: reaped children (process), this process (thread)."""
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if executor == "process" else resource.RUSAGE_SELF
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def build_once(model: Path, output: Path, executor: str, interval: float) -> tuple[float, int, float]:
     from trt_tui.core.build import BuildSpec
     from trt_tui.core.events import State, Vitals
     from trt_tui.core.executors import make_executor
@@ -47,14 +58,16 @@ def build_once(model: Path, output: Path, executor: str, interval: float) -> tup
     scheduler = Scheduler(max_jobs=1, executor=make_executor(executor, vitals=VitalsConfig(interval)))
     samples = []
     scheduler.subscribe(lambda job, events: samples.extend(e for e in events if type(e) is Vitals))
+    cpu0 = _cpu(executor)
     start = time.perf_counter()
     job = scheduler.submit(BuildSpec(model, output))
     scheduler.wait()
     took = time.perf_counter() - start
     scheduler.shutdown()
+    cpu = _cpu(executor) - cpu0
     if job.state is not State.SUCCEEDED:
         raise RuntimeError(f"{model}: {job.outcome}")
-    return took, len(samples)
+    return took, len(samples), cpu
 
 
 def sample_cost(reads: int = 300) -> dict:
@@ -91,20 +104,25 @@ def run(models: dict[str, int], out: Path | None) -> dict:
             configs = list(CONFIGS) if name != "densenet" else ["process_off", "process_1s"]
             times: dict[str, list[float]] = {c: [] for c in configs}
             counts: dict[str, list[int]] = {c: [] for c in configs}
+            cpus: dict[str, list[float]] = {c: [] for c in configs}
             for _, config in interleaved(configs, rounds):
                 executor, interval = CONFIGS[config]
-                took, n = build_once(model, work.root / f"{name}.engine", executor, interval)
+                took, n, cpu = build_once(model, work.root / f"{name}.engine", executor, interval)
                 times[config].append(took)
                 counts[config].append(n)
+                cpus[config].append(cpu)
             results[name] = {}
             for config in configs:
                 stats = summary(times[config])
                 base = summary(times[f"{CONFIGS[config][0]}_off"])["median"]
                 stats["ratio"] = stats["median"] / base
                 stats["samples"] = sorted(counts[config])[len(counts[config]) // 2]
+                stats["cpu"] = summary(cpus[config])
+                stats["cpu_ratio"] = stats["cpu"]["median"] / summary(cpus[f"{CONFIGS[config][0]}_off"])["median"]
                 results[name][config] = stats
                 print(f"{name:9} {config:14} median {stats['median']:.3f} s  ratio {stats['ratio']:.3f}"
-                      f"  samples/build {stats['samples']}", flush=True)
+                      f"  (min {stats['min']:.3f} s)  CPU {stats['cpu']['median']:.3f} s  ratio"
+                      f" {stats['cpu_ratio']:.3f}  samples/build {stats['samples']}", flush=True)
     finally:
         work.cleanup()
     if out is not None:
