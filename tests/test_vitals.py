@@ -200,3 +200,23 @@ def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
         "        foo (libtensorrt_rtx.so)",
         "[m.onnx] working: CPU 80%, RSS 100.0 MiB (peak 120.0 MiB), 4 threads",
     ]
+
+
+def test_gpu_memory_is_the_process_s_own_summed_over_gpus_and_none_without_nvml() -> None:
+    """NVML as a two-GPU machine presents it (a scripted stand-in: this machine has no GPU)."""
+    from types import SimpleNamespace
+
+    from trt_tui.core.vitals import gpu_memory_of
+
+    procs = {0: [SimpleNamespace(pid=7, usedGpuMemory=100), SimpleNamespace(pid=8, usedGpuMemory=999)],
+             1: [SimpleNamespace(pid=7, usedGpuMemory=50)]}
+    nvml = SimpleNamespace(nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=lambda i: i,
+                           nvmlDeviceGetComputeRunningProcesses=lambda h: procs[h],
+                           nvmlDeviceGetGraphicsRunningProcesses=lambda h: [])
+    assert gpu_memory_of(7, nvml) == 150
+    assert gpu_memory_of(9, nvml) == 0
+
+    def broken():
+        raise RuntimeError("driver gone")
+
+    assert gpu_memory_of(7, SimpleNamespace(nvmlDeviceGetCount=broken)) is None
