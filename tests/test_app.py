@@ -249,9 +249,12 @@ def held_replay_app(models: Path) -> TrtTuiApp:
     """An app whose ResNet-50 replay holds in "Determining refit engines", with frozen clocks, no
     history and no GPU: the same picture on every machine."""
     app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
-               history=str(models / "empty-history.sqlite3"))  # no ETA from other tests' builds
+               history=str(models / "empty-history.sqlite3"),  # no ETA from other tests' builds
+               gpu_interval=3600)  # one host reading, whatever the test's pace
     app.clock = lambda: 0.0
     app.gpu_sampler = GpuSampler(nvml=_NoNvml())
+    app.host_reader = lambda: {"cpu_percent": 50.0, "cpus": 2, "memory_total": 8 << 30,
+                               "memory_available": 6 << 30}
     return app
 
 
@@ -297,3 +300,63 @@ class _NoNvml:
         import pynvml
 
         raise pynvml.NVMLError_LibraryNotFound()
+
+
+async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
+    """A real ResNet-50 build in a child: the sparkline grows, SIGSTOP shows `stopped` in the builds
+    list and on the running phase, SIGCONT `working` again, `s` opens its stacks, and it succeeds."""
+    import signal
+
+    from trt_tui.core.vitals import VitalsConfig
+    from trt_tui.ui.app import StackScreen
+    from trt_tui.ui.widgets.host_panel import HostPanel
+
+    app = make(models, executor="process", vitals=VitalsConfig(interval=0.2, stall_after=1.0), cache=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await filter_to(pilot, app, "resnet")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state is State.BUILDING
+                       and len(app.views[1].vitals) >= 2, 120)
+        view = app.views[1]
+        spark = app.query_one("#cpu-spark")
+        before = len(spark.data)
+        await wait_for(pilot, lambda: len(spark.data) > before, 3)
+        pid = app.scheduler.executor.pid_of(view.job)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 2)
+            await pilot.pause(0.3)  # a tick relabels the running phase
+            assert any("stopped CPU" in line for line in app.phase_view.labels()), app.phase_view.labels()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "working", 2)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
+        assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
+        await wait_for(pilot, lambda: view.state.final, 300)
+        assert view.state is State.SUCCEEDED
+        assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
+        # No GPU here: the host's CPU and memory take the GPU panel's place.
+        host = app.query_one(HostPanel)
+        assert "cpu" in str(host.render()) and "mem" in str(host.render())
+        assert app.gpu_panel.display or "GPU" in host.note  # and why there is no GPU panel
+        await pilot.press("q")
+
+
+async def test_host_panel_warns_when_free_memory_falls_below_a_tenth(models):
+    app = make(models, gpu_interval=0.1)
+    readings = iter([5 << 30, 5 << 30, 500 << 20])
+
+    def host():
+        free = next(readings, 500 << 20)
+        return {"cpu_percent": 30.0, "cpus": 2, "memory_total": 8 << 30, "memory_available": free}
+
+    app.host_reader = host
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one("#host")
+        await wait_for(pilot, lambda: "below a tenth" in str(panel.render()), 5)
+        assert any(n.title == "Low memory" for n in app._notifications)
+        assert "500.0 MiB" in str(panel.render())
+        await pilot.press("q")

@@ -19,7 +19,7 @@ import tensorrt_rtx
 
 from trt_tui.core import history as history_module
 from trt_tui.core.build import BuildOptions, BuildSpec
-from trt_tui.core.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step
+from trt_tui.core.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
 from trt_tui.core.history import (
     SCHEMA_VERSION,
     History,
@@ -109,7 +109,8 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
         columns = [row[1] for row in db.execute("PRAGMA table_info(builds)")]
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
-                       "started", "duration", "engine_bytes", "phases", "fingerprint"]
+                       "started", "duration", "engine_bytes", "phases", "fingerprint", "peak_rss_bytes",
+                       "cpu_seconds"]
 
 
 def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -422,7 +423,7 @@ def test_format_history_is_a_plain_aligned_table() -> None:
     t = time.mktime((2026, 5, 9, 14, 30, 0, 0, 0, -1))
     rows = [
         history_module.BuildRecord(1, "/m/mnist.onnx", None, {}, "tensorrt-rtx", "1.7.1.116", "succeeded",
-                                   None, t, 2.345, 318540, {}),
+                                   None, t, 2.345, 318540, {}, peak_rss_bytes=200 * 1024**2, cpu_seconds=3.5),
         history_module.BuildRecord(2, "/m/densenet.onnx", None, {}, "tensorrt", "10.9", "failed", "boom",
                                    t + 60, 125.0, None, {}),
         history_module.BuildRecord(3, "/m/resnet50.onnx", None, {}, "", "", "cancelled", None,
@@ -430,14 +431,38 @@ def test_format_history_is_a_plain_aligned_table() -> None:
     ]
     lines = format_history(rows)
     assert len(lines) == 4
-    assert lines[0].split() == ["ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND"]
+    assert lines[0].split() == ["ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK", "RSS", "CPU", "BACKEND"]
     assert lines[1].split() == ["1", "2026-05-09", "14:30:00", "mnist.onnx", "succeeded", "2.3s", "311.1", "KiB",
-                                "tensorrt-rtx", "1.7.1.116"]
-    assert lines[2].split() == ["2", "2026-05-09", "14:31:00", "densenet.onnx", "failed", "2m05s", "-",
+                                "200.0", "MiB", "3.5s", "tensorrt-rtx", "1.7.1.116"]
+    assert lines[2].split() == ["2", "2026-05-09", "14:31:00", "densenet.onnx", "failed", "2m05s", "-", "-", "-",
                                 "tensorrt", "10.9"]
-    assert lines[3].split()[-3:] == ["3.0", "GiB", "-"]
+    assert lines[3].split()[-5:] == ["3.0", "GiB", "-", "-", "-"]
     # Columns line up: each header starts where its column does.
     model_col = lines[0].index("MODEL")
     assert all(line[model_col:].startswith(name) for line, name in
                zip(lines[1:], ("mnist.onnx", "densenet.onnx", "resnet50.onnx")))
     assert format_history([]) == []
+
+
+def test_vitals_columns_are_added_to_an_older_file_and_filled_by_the_recorder(tmp_path: Path) -> None:
+    """A version-1 file without the vitals columns gains them on open (rows kept); the recorder fills
+    them from the final state's peak RSS and the last vitals' CPU time."""
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(history_module._MIGRATIONS[0])
+        db.execute("PRAGMA user_version = 1")
+        db.execute("INSERT INTO builds (model, options, backend, backend_version, state, started, duration, phases)"
+                   " VALUES ('/m/old.onnx', '{}', 'x', '1', 'succeeded', 1.0, 2.0, '{}')")
+    db.close()
+    with History(path) as history:
+        (old,) = history.builds()
+        assert old.name == "old.onnx" and old.peak_rss_bytes is None and old.cpu_seconds is None
+        recorder = HistoryRecorder(history, backend_info=lambda job: ("tensorrt-rtx", "1.7"))
+        job = _Job(7, Path("/m/new.onnx"))
+        recorder(job, [StateChanged(7, 0.0, State.BUILDING),
+                       Vitals(7, 1.0, 123, 180.0, 300 << 20, 310 << 20, 9, "working", cpu_seconds=1.8)])
+        recorder(job, [StateChanged(7, 2.0, State.SUCCEEDED, engine_bytes=10, peak_rss_bytes=320 << 20)])
+        new = history.builds("/m/new.onnx")[0]
+        assert (new.peak_rss_bytes, new.cpu_seconds) == (320 << 20, 1.8)
+    with History(path) as again:  # opening twice adds nothing twice
+        assert len(again.builds()) == 2

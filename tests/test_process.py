@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from trt_tui.core.build import BuildSpec
-from trt_tui.core.events import PhaseFinish, PhaseStart, State, StateChanged
+from trt_tui.core.events import PhaseFinish, PhaseStart, State, StateChanged, Vitals
 from trt_tui.core.executors import ProcessExecutor, ThreadExecutor, make_executor
 from trt_tui.core.phases import PhaseTree
 from trt_tui.core.samples import write_samples
@@ -238,8 +238,10 @@ def test_child_events_equal_thread_events(samples, tmp_path):
         assert job.state is State.SUCCEEDED, job.outcome
         events = recorder.events[job.id]
         assert {e.job for e in events} == {job.id}
-        times = [e.t for e in events]
-        assert times == sorted(times) and times[-1] < 30  # relative to the build's start, in order
+        # Relative to the build's start, in order. Vitals are dated by the parent as it reads the child,
+        # which may be a batch ahead of the child's own events in the pipe: they are left out here.
+        times = [e.t for e in events if type(e) is not Vitals]
+        assert times == sorted(times) and times[-1] < 30
         signatures[executor.name] = phase_signature(events)
     assert signatures["process"] == signatures["thread"]
     order, steps, states = signatures["process"]

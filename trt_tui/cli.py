@@ -184,6 +184,31 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    add_vitals_options(p)
+
+
+def add_vitals_options(p: argparse.ArgumentParser) -> None:
+    from .core.vitals import DEFAULT_INTERVAL, DEFAULT_STALL_AFTER
+
+    g = p.add_argument_group("vitals (the build's process, read from outside it)")
+    g.add_argument("--vitals-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
+                   help=f"sample each build's CPU and memory this often (default {DEFAULT_INTERVAL:g}; 0: off)")
+    g.add_argument("--stall-after", type=float, default=DEFAULT_STALL_AFTER, metavar="SECONDS",
+                   help="call a build stalled after this long with no callback and an idle CPU"
+                        f" (default {DEFAULT_STALL_AFTER:g})")
+    g.add_argument("--stack-after", type=float, default=None, metavar="SECONDS",
+                   help="dump the build's native and Python stacks (py-spy) after this long with no"
+                        " callback (default: when it is stalled)")
+
+
+def vitals_from_args(args):
+    from .core.vitals import VitalsConfig
+
+    for option, value in (("--vitals-interval", args.vitals_interval), ("--stall-after", args.stall_after),
+                          ("--stack-after", args.stack_after)):
+        if value is not None and (value != value or value < 0 or value == float("inf")):
+            raise UsageError(f"{option} must be a number of seconds, at least 0, not {value:g}")
+    return VitalsConfig(args.vitals_interval, args.stall_after, args.stack_after)
 
 
 # -- inputs and outputs --------------------------------------------------------------------------
@@ -231,7 +256,7 @@ def session_from_args(args, executor=None):
     from .core.session import make_session
 
     return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
-                        executor_obj=executor, ray=ray_options(args))
+                        executor_obj=executor, ray=ray_options(args), vitals=vitals_from_args(args))
 
 
 def check_trace_path(text: str | None) -> None:
@@ -329,7 +354,7 @@ def prewarmed_executor(args, builds: int | None = None):
 
     if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
         return None
-    executor = make_executor(args.executor, cancel_grace=args.cancel_grace)
+    executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args))
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
         prewarm(builds)
@@ -581,6 +606,7 @@ def app_config(args):
         trace=args.trace,
         attach=getattr(args, "attach", None),
         ray=ray_options(args),
+        vitals=vitals_from_args(args),
     )
 
 

@@ -23,9 +23,11 @@ from .core.events import (
     PhaseFinish,
     PhaseStart,
     Severity,
+    StackDump,
     State,
     StateChanged,
     Step,
+    Vitals,
     event_to_dict,
 )
 from .core.job import BuildJob
@@ -37,6 +39,8 @@ def state_line(model: str, event: StateChanged) -> str:
     text = f"[{model}] {event.state.value}"
     if event.state is State.SUCCEEDED:
         text += f": engine {human_bytes(event.engine_bytes)} in {human_seconds(event.t)}"
+        if event.peak_rss_bytes:
+            text += f", peak RSS {human_bytes(event.peak_rss_bytes)}"
     if event.error:
         text += f": {event.error}"
     if event.detail:
@@ -73,12 +77,37 @@ class _Renderer:
         pass
 
 
+def vitals_line(model: str, event: Vitals) -> str:
+    return (f"[{model}] {event.verdict}: CPU {event.cpu_percent:.0f}%, RSS {human_bytes(event.rss_bytes)}"
+            f" (peak {human_bytes(event.peak_rss_bytes)}), {event.threads} threads")
+
+
+def stack_lines(model: str, event: StackDump) -> list[str]:
+    return [f"[{model}] stack of process {event.pid} at {human_seconds(event.t)}:",
+            *(f"    {line}" for line in event.text.splitlines())]
+
+
 class PlainRenderer(_Renderer):
+    """Vitals appear only when a build's verdict changes (stalled, stopped, working again)."""
+
+    def __init__(self, out: TextIO, min_log: Severity) -> None:
+        super().__init__(out, min_log)
+        self.verdicts: dict[int, str] = {}
+
     def handle(self, job: BuildJob, events: list[Event]) -> None:
         tree = self.tree(job)
         model = str(job.spec.model)
         lines = []
+        verdicts = self.verdicts
         for event in events:
+            if type(event) is Vitals:
+                if verdicts.get(job.id, "working") != event.verdict:
+                    lines.append(vitals_line(model, event))
+                verdicts[job.id] = event.verdict
+                continue
+            if type(event) is StackDump:
+                lines.extend(stack_lines(model, event))
+                continue
             phase = tree.apply(event)
             if type(event) is PhaseStart:
                 indent = "  " * (len(tree.path(phase)) - 1)
@@ -122,6 +151,7 @@ class TtyRenderer(_Renderer):
     def __init__(self, out: TextIO, min_log: Severity, fps: float = 10.0) -> None:
         super().__init__(out, min_log)
         self.jobs: dict[int, BuildJob] = {}
+        self.vitals: dict[int, Vitals] = {}
         self.drawn = 0  # lines of the live block currently on screen
         self.min_interval = 1.0 / fps
         self.last_draw = 0.0
@@ -135,6 +165,10 @@ class TtyRenderer(_Renderer):
             tree.apply(event)
             if type(event) is Log and event.severity <= self.min_log:
                 above.append(f"[{model}] {event.severity.label}: {event.message}")
+            elif type(event) is Vitals:
+                self.vitals[job.id] = event
+            elif type(event) is StackDump:
+                above.extend(stack_lines(model, event))
             elif type(event) is StateChanged and event.state.final:
                 above.extend(self._summary(job, tree, event))
             elif type(event) is StateChanged and event.reason:
@@ -164,7 +198,12 @@ class TtyRenderer(_Renderer):
             tree = self.trees[job.id]
             elapsed = time.monotonic() - (job.started or job.submitted)
             pct = tree.overall_fraction() * 100
-            now_lines.append(f"{job.spec.model} · {job.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}")
+            line = f"{job.spec.model} · {job.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}"
+            vitals = self.vitals.get(job.id)
+            if vitals is not None:
+                line += (f" · {vitals.verdict} · CPU {vitals.cpu_percent:.0f}%"
+                         f" · RSS {human_bytes(vitals.rss_bytes)}")
+            now_lines.append(line)
             # Event times count from the build's start, which is when the job started.
             for depth, phase in tree.active():
                 now_lines.append(self._phase_line(depth, phase, elapsed, width))

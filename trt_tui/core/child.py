@@ -11,8 +11,9 @@ A child is started ahead as a spare (`serve`, `pool`): it imports, then waits fo
 Messages to the parent, in this order: `("started", t0)`, any number of `("events", [...])`, and
 `("outcome", Outcome)` last. `t0` is the child's `time.monotonic()` when the build started; event
 times are relative to it, and since the monotonic clock is system-wide the parent can date events of
-its own (a forced cancel, a crash) on the same scale. From the parent come the job, then only
-`"cancel"`.
+its own (a forced cancel, a crash) on the same scale. From the parent come `"cancel"` and, once it has
+the outcome, `"release"`: the child waits for it (a moment, at most `RELEASE_WAIT`) before exiting, so
+the parent can still read the child's final vitals (its peak memory) while it exists.
 
 The child never outlives its parent: when the control pipe reaches end-of-file (the parent exited,
 even by SIGKILL or `os._exit`) it removes its temporary engine and exits at once.
@@ -32,6 +33,7 @@ from .buffer import EventBuffer
 from .build import BuildSpec, run_build
 
 BATCH_INTERVAL = 0.02  # seconds: the most latency batching adds to an event
+RELEASE_WAIT = 2.0  # seconds the child waits, after its outcome, for the parent's "release"
 
 
 def serve(events, control) -> None:
@@ -71,7 +73,9 @@ def main(job: int, spec: BuildSpec, events, control, build=run_build) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.monotonic()
     cancel = threading.Event()
-    threading.Thread(target=_obey, args=(control, cancel), name="trt-tui-control", daemon=True).start()
+    released = threading.Event()
+    threading.Thread(target=_obey, args=(control, cancel, released), name="trt-tui-control",
+                     daemon=True).start()
     _send(events, ("started", t0))
 
     buffer = EventBuffer()
@@ -85,6 +89,7 @@ def main(job: int, spec: BuildSpec, events, control, build=run_build) -> None:
     if last:
         _send(events, ("events", last))
     _send(events, ("outcome", outcome))
+    released.wait(RELEASE_WAIT)
     # The parent has everything. Skipping the interpreter's teardown (TensorRT's and CUDA's static
     # destructors, module cleanup) makes the build's end visible sooner and cannot crash after the fact.
     sys.stdout.flush()
@@ -109,7 +114,7 @@ def _ship(buffer: EventBuffer, events, done: threading.Event) -> None:
             _send(events, ("events", batch))
 
 
-def _obey(control, cancel: threading.Event) -> None:
+def _obey(control, cancel: threading.Event, released: threading.Event) -> None:
     """Set the cancel flag the monitor checks when the parent asks; exit when the parent is gone."""
     while True:
         try:
@@ -118,6 +123,8 @@ def _obey(control, cancel: threading.Event) -> None:
             _orphaned()
         if message == "cancel":
             cancel.set()
+        elif message == "release":
+            released.set()
 
 
 def _send(conn, message) -> None:

@@ -105,13 +105,47 @@ class StateChanged:
     detail: str | None = None
     engine_bytes: int | None = None
     reason: str | None = None
+    peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
 
     event = "state"
 
 
-Event = PhaseStart | Step | PhaseFinish | Log | StateChanged
+@dataclass(frozen=True, slots=True)
+class Vitals:
+    """The build's process read from outside (see `vitals`): CPU percent of one core summed over its
+    threads, memory, threads, and the verdict (working, stalled, stopped). `cpu_seconds` is the CPU
+    time the process used so far in this build; `gpu_memory_bytes` is None without a GPU."""
 
-EVENT_TYPES: dict[str, type] = {cls.event: cls for cls in (PhaseStart, Step, PhaseFinish, Log, StateChanged)}
+    job: int
+    t: float
+    pid: int
+    cpu_percent: float
+    rss_bytes: int
+    peak_rss_bytes: int
+    threads: int
+    verdict: str
+    cpu_seconds: float = 0.0
+    gpu_memory_bytes: int | None = None
+
+    event = "vitals"
+
+
+@dataclass(frozen=True, slots=True)
+class StackDump:
+    """Native and Python stacks of every thread of the build's process (py-spy's text)."""
+
+    job: int
+    t: float
+    pid: int
+    text: str
+
+    event = "stack"
+
+
+Event = PhaseStart | Step | PhaseFinish | Log | StateChanged | Vitals | StackDump
+
+EVENT_TYPES: dict[str, type] = {cls.event: cls for cls in (PhaseStart, Step, PhaseFinish, Log, StateChanged,
+                                                           Vitals, StackDump)}
 
 
 def event_to_dict(event: Event) -> dict:

@@ -9,6 +9,7 @@ instead of ending the program.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -21,6 +22,7 @@ from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from .malloc import limit_arenas
 from .phases import PhaseTree
 from .pool import WarmPool
+from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
     from .job import BuildJob
@@ -42,13 +44,25 @@ class ThreadExecutor:
 
     name = "thread"
 
-    def __init__(self) -> None:
+    def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+        """`vitals`: how to sample the build (here: this whole process); None turns it off."""
+        self.vitals = vitals
         # The builds run on worker threads of this process: without this, glibc gives each its own
         # malloc arena and every build re-faults its memory (~1.35x a bare build; see `malloc`).
         limit_arenas()
 
     def run(self, job: BuildJob) -> Outcome:
-        return run_build(job.id, job.spec, job.sink, job.token)
+        t0 = time.monotonic()
+        watch = watch_build(job.id, os.getpid(), job.sink, self.vitals, own_process=False, t0=t0)
+        try:
+            return run_build(job.id, job.spec, watch.sink if watch is not None else job.sink, job.token, t0=t0)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def pid_of(self, job: BuildJob) -> int | None:
+        """This process, while `job` runs in it."""
+        return os.getpid() if job.started is not None and not job.final else None
 
     def force_cancel(self, job: BuildJob) -> bool:
         """A thread cannot be stopped from outside: the cooperative cancel already asked is all."""
@@ -93,8 +107,10 @@ class ProcessExecutor:
 
     name = "process"
 
-    def __init__(self, cancel_grace: float = 0.5, warm: bool = True) -> None:
+    def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
+                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         self.cancel_grace = cancel_grace
+        self.vitals = vitals  # how this process samples each child; None: not at all
         self._context = multiprocessing.get_context("spawn")
         self._pool = WarmPool(self._context, warm)
         # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
@@ -177,7 +193,8 @@ class ProcessExecutor:
             running.process = process
             if running.forced is not None:
                 process.kill()
-        follower = _Follower(job, spawned, self.cancel_grace)
+        watch = watch_build(job.id, process.pid, job.sink, self.vitals, own_process=True, t0=spawned)
+        follower = _Follower(job, spawned, self.cancel_grace, watch)
         try:
             outcome = follower.follow(events, control, process, running)
         except BaseException:
@@ -191,16 +208,22 @@ class ProcessExecutor:
             control.close()
         # Whatever a killed child left half-written; a child that reported an outcome left nothing.
         remove_stale_temps(job.spec.output.parent, pid=pid)
-        if outcome is not None:
-            return outcome
-        return _finish(job, follower.now(), follower.verdict(running.forced, exitcode))
+        try:
+            if outcome is not None:
+                return outcome
+            return _finish(job, follower.now(), follower.verdict(running.forced, exitcode), follower.sink)
+        finally:
+            if watch is not None:
+                watch.stop()
 
 
 class _Follower:
     """What the parent knows of one child's build, from its messages alone."""
 
-    def __init__(self, job: BuildJob, spawned: float, cancel_grace: float) -> None:
+    def __init__(self, job: BuildJob, spawned: float, cancel_grace: float, watch=None) -> None:
         self.job = job
+        self.watch = watch  # the child's vitals; the job's events pass through it
+        self.sink = watch.sink if watch is not None else job.sink
         self.cancel_grace = cancel_grace
         self.t0 = spawned  # until the child says when its build started
         self.tree = PhaseTree()
@@ -222,11 +245,17 @@ class _Follower:
                 except Exception:  # end-of-file, or a message cut short by the child's death
                     return self._final_state()
                 if kind == "outcome":
+                    try:
+                        control.send("release")  # the child waits for it, so its last vitals were read
+                    except OSError:
+                        pass
                     return payload
                 if kind == "events":
                     self._relay(payload)
                 elif kind == "started":
                     self.t0 = payload
+                    if self.watch is not None:
+                        self.watch.t0 = payload
             elif process.sentinel in ready and not events.poll():
                 return self._final_state()
             if token.cancelled and not cancel_sent:
@@ -249,7 +278,7 @@ class _Follower:
                 self.last_callback = time.monotonic()
             elif kind is StateChanged:
                 self.last_state = event
-            self.job.sink(event)
+            self.sink(event)
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
@@ -293,8 +322,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _finish(job: BuildJob, t: float, outcome: Outcome) -> Outcome:
-    job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
+def _finish(job: BuildJob, t: float, outcome: Outcome, sink=None) -> Outcome:
+    (sink or job.sink)(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
                           engine_bytes=outcome.engine_bytes))
     return outcome
 
@@ -318,16 +347,16 @@ DEFAULT_CANCEL_GRACE = 0.5
 
 
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
-                  ray: dict | None = None) -> Executor:
+                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
     build's TensorRT memory."""
     name = name or DEFAULT_EXECUTOR
     if name == "thread":
-        return ThreadExecutor()
+        return ThreadExecutor(vitals)
     if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace)
+        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals)
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 

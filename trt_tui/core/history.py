@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .events import State, StateChanged
+from .events import State, StateChanged, Vitals
 from .phases import PhaseTree
 from .units import human_bytes, human_seconds
 
@@ -86,6 +86,8 @@ assert len(_MIGRATIONS) == SCHEMA_VERSION
 # Columns of `builds` added after version 1, each with its SQL type; rows from before have NULL.
 _ADDED_COLUMNS: dict[str, str] = {
     "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint; its model part only {"hash": ...}
+    "peak_rss_bytes": "INTEGER",  # the build's process at its largest (vitals)
+    "cpu_seconds": "REAL",  # CPU time the build's process used (vitals)
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -93,7 +95,7 @@ _ADDED_TABLES: dict[str, str] = {
 
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
-    "engine_bytes", "phases", "fingerprint",
+    "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -135,6 +137,8 @@ class BuildRecord:
     engine_bytes: int | None
     phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
     fingerprint: dict | None = None  # what it was built from (core.fingerprint); None before they existed
+    peak_rss_bytes: int | None = None  # the build's process at its largest (vitals)
+    cpu_seconds: float | None = None  # CPU time the build's process used
 
     @property
     def name(self) -> str:
@@ -149,18 +153,20 @@ class BuildRecord:
     def _from_row(cls, row: tuple) -> BuildRecord:
         id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
         fingerprint = _loads(row[12]) or None
+        peak_rss_bytes, cpu_seconds = row[13:15]
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
-            fingerprint=fingerprint,
+            fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds,
         )
 
     def as_json(self) -> dict:
         """The `trt-tui history --json` object of this build."""
         return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
                 "duration": self.duration, "engine_bytes": self.engine_bytes,
-                "backend": f"{self.backend} {self.backend_version}".strip()}
+                "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
+                "cpu_seconds": self.cpu_seconds}
 
 
 class History:
@@ -281,6 +287,8 @@ class History:
         engine_bytes: int | None,
         phases: dict[str, float],
         fingerprint: dict | None = None,
+        peak_rss_bytes: int | None = None,
+        cpu_seconds: float | None = None,
     ) -> int:
         """Add one build; returns its id."""
         model_digests = None
@@ -292,6 +300,7 @@ class History:
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
+            peak_rss_bytes, cpu_seconds,
         )
         with self._lock:
             db = self._conn()
@@ -333,7 +342,8 @@ class History:
             db = self._conn()
             where, params = self._model_clause(db, model) if model is not None else ("1", ())
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra} ORDER BY started DESC, id DESC LIMIT ?",
+                f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra}"
+                " ORDER BY started DESC, id DESC LIMIT ?",
                 (*params, max(0, int(limit))),
             ).fetchall()
             return self._with_digests(db, [BuildRecord._from_row(row) for row in rows])
@@ -414,10 +424,11 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 class _Pending:
     """What the recorder keeps for one job between its first event and its final state."""
 
-    __slots__ = ("tree", "wall0", "mono0")
+    __slots__ = ("tree", "wall0", "mono0", "cpu_seconds")
 
     def __init__(self) -> None:
         self.tree = PhaseTree()
+        self.cpu_seconds: float | None = None  # from the latest vitals
         # When the recorder first heard of the job, on both clocks: turns monotonic times into unix times.
         self.wall0 = time.time()
         self.mono0 = time.monotonic()
@@ -461,6 +472,8 @@ class HistoryRecorder:
                 apply = pending.tree.apply
                 for event in events:
                     apply(event)
+                    if type(event) is Vitals:
+                        pending.cpu_seconds = event.cpu_seconds
                     if type(event) is StateChanged and event.state.final:
                         del self._jobs[job]
                         self._record(job, pending, event)
@@ -501,6 +514,8 @@ class HistoryRecorder:
             engine_bytes=final.engine_bytes,
             phases=tree.durations(),
             fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
+            peak_rss_bytes=final.peak_rss_bytes,
+            cpu_seconds=pending.cpu_seconds,
         ))
 
     def _write(self, job: BuildJob, fields: dict) -> None:
@@ -618,7 +633,8 @@ def slow_phases(
 
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
     """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
-    duration, engine, backend. No records: no lines (the caller says so in its own words)."""
+    duration, engine, peak RSS, CPU time, backend. No records: no lines (the caller says so in its own
+    words)."""
     rows = [
         (
             str(rec.id),
@@ -627,14 +643,16 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
             rec.state,
             human_seconds(rec.duration),
             human_bytes(rec.engine_bytes),
+            human_bytes(rec.peak_rss_bytes),
+            human_seconds(rec.cpu_seconds) if rec.cpu_seconds is not None else "-",
             f"{rec.backend} {rec.backend_version}".strip() or "-",
         )
         for rec in records
     ]
     if not rows:
         return []
-    header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "BACKEND")
-    right = {0, 4, 5}  # numbers line up on the right
+    header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
+    right = {0, 4, 5, 6, 7}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:

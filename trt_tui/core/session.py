@@ -11,6 +11,7 @@ from pathlib import Path
 from .cache import EngineCache
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
 from .scheduler import Scheduler
+from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
 def history_path(explicit: str | os.PathLike | None) -> Path | None:
@@ -47,11 +48,12 @@ class Session:
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
-                 ray: dict | None = None) -> Session:
+                 ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs."""
     if executor == "ray" and executor_obj is None:
         executor_obj = make_executor("ray", cancel_grace=cancel_grace, ray={"local_cpus": jobs, **(ray or {})})
-    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj or make_executor(executor, cancel_grace=cancel_grace),
+    executor_obj = executor_obj or make_executor(executor, cancel_grace=cancel_grace, vitals=vitals)
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)
     if record_history:

@@ -4,6 +4,8 @@ Each phase becomes one complete event (`"ph": "X"`) on its build's track: childr
 parents because their spans do, so the viewer draws the phase tree as a flame chart with TensorRT's
 own timings. Builds that ran at once get one track (tid) each and show as parallel lanes. State
 changes (parsing, writing, the final state) are instant events (`"ph": "i"`) on the same track.
+Vitals become counter events (`"ph": "C"`): one "CPU %" and one "RSS MiB" track per build, so the
+viewer shows what the build's process was doing during a step that reported nothing.
 
 Times in the file are microseconds. They are computed from whole nanoseconds so that a child's span
 never pokes out of its parent's through rounding (sub-microsecond phases are common in small builds).
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .atomic import atomic_file
-from .events import State, StateChanged
+from .events import State, StateChanged, Vitals
 from .phases import PhaseTree
 
 if TYPE_CHECKING:
@@ -46,13 +48,15 @@ def trace_events(
     t0: float = 0.0,
     process_name: str | None = None,
     states: Iterable[StateChanged] = (),
+    vitals: Iterable[Vitals] = (),
 ) -> list[dict]:
     """Metadata naming the track, then one "X" event per phase of `tree` in depth-first start order.
 
     `t0` (seconds) is added to every time, to place this build on a timeline shared with others.
     A phase still running (or left running by a cancel or a crash) ends at `tree.last_t`, the last
     time the build reported anything, and has `args.unfinished`. `states` adds one instant event per
-    state change after QUEUED, with the error or detail in its args.
+    state change after QUEUED, with the error or detail in its args. `vitals` add counter tracks
+    named after the track ("#1 mnist.onnx CPU %", "... RSS MiB").
     """
     events: list[dict] = [
         {"ph": "M", "name": "process_name", "pid": pid, "tid": tid, "args": {"name": process_name or name}},
@@ -89,6 +93,12 @@ def trace_events(
             "name": change.state.value, "cat": "state", "ph": "i", "s": "t", "pid": pid, "tid": tid,
             "ts": _us(max(0, base + _ns(max(0.0, change.t)))), "args": args,
         })
+    for sample in vitals:
+        ts = _us(max(0, base + _ns(max(0.0, sample.t))))
+        events.append({"name": f"{name} CPU %", "cat": "vitals", "ph": "C", "pid": pid, "tid": tid, "ts": ts,
+                       "args": {"cpu": round(sample.cpu_percent, 1)}})
+        events.append({"name": f"{name} RSS MiB", "cat": "vitals", "ph": "C", "pid": pid, "tid": tid, "ts": ts,
+                       "args": {"rss": round(sample.rss_bytes / 2**20, 1)}})
     return events
 
 
@@ -103,13 +113,14 @@ def write_trace(path: Path, events: list[dict]) -> None:
 
 
 class _Track:
-    __slots__ = ("job", "tid", "tree", "states")
+    __slots__ = ("job", "tid", "tree", "states", "vitals")
 
     def __init__(self, job: BuildJob, tid: int) -> None:
         self.job = job
         self.tid = tid
         self.tree = PhaseTree()
         self.states: list[StateChanged] = []
+        self.vitals: list[Vitals] = []
 
     @property
     def origin(self) -> float:
@@ -149,6 +160,8 @@ class TraceWriter:
                     if type(event) is StateChanged:
                         track.states.append(event)
                         ended = ended or event.state.final
+                    elif type(event) is Vitals:
+                        track.vitals.append(event)
                 if ended:
                     self._write()
         except Exception as exc:
@@ -171,6 +184,7 @@ class TraceWriter:
             events.extend(trace_events(
                 track.tree, pid=self.pid, tid=track.tid, name=f"#{job.id} {Path(job.spec.model).name}",
                 t0=track.origin - zero, process_name=self.process_name, states=track.states,
+                vitals=track.vitals,
             ))
         return events
 

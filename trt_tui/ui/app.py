@@ -24,12 +24,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static, TextArea
 
 from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.discover import find_models
-from ..core.events import Log, PhaseFinish, PhaseStart, Severity, State, StateChanged, Step
+from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.history import eta, slow_phases
@@ -38,19 +38,22 @@ from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.phases import PhaseTree
 from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
+from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
 from ..core.watch import ModelWatcher
-from .messages import BuildEvents, GpuSampled, ModelsChanged
+from .messages import BuildEvents, GpuSampled, HostSampled, ModelsChanged, StackRead
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import DiffPanel
 from .widgets.gpu_panel import GpuPanel
+from .widgets.host_panel import HostPanel, memory_low
 from .widgets.log_pane import LogPane
 from .widgets.model_picker import ModelPicker
 from .widgets.phase_tree import PhaseTreeView
+from .widgets.vitals_panel import VitalsPanel
 
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 # Keys the picker leaves to the app's bindings; any other printable key starts the filter.
-RESERVED_KEYS = set("acCrlqwfFD?/ ")
+RESERVED_KEYS = set("acCrlqwfFDs?/ ")
 
 
 def guarded(handler):
@@ -86,6 +89,7 @@ class AppConfig:
     cache: bool = True
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
+    vitals: VitalsConfig | None = DEFAULT_VITALS
 
 
 @dataclass
@@ -111,6 +115,13 @@ class BuildView:
     name: str = ""  # the model as the picker shows it
     stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
     reason: str | None = None  # why it built (or "up to date"), from the engine cache
+    vitals: deque = field(default_factory=lambda: deque(maxlen=600))  # `Vitals` readings, oldest first
+    stack: StackDump | None = None  # the latest stack the watch took on its own (when it stalled)
+    last_callback: float | None = None  # build-clock time of the latest phase event
+
+    @property
+    def verdict(self) -> str | None:
+        return self.vitals[-1].verdict if self.vitals else None
 
     def now(self) -> float:
         """The build's clock: event times count from the build's own start (in whichever process it
@@ -150,6 +161,7 @@ class TrtTuiApp(App[int]):
         Binding("w", "toggle_watch", "Watch"),
         Binding("l", "cycle_log", "Log level"),
         Binding("D", "diff", "Diff with previous build", key_display="D", show=False),
+        Binding("s", "stack", "Stack"),
         Binding("/", "filter", "Filter", show=False),
         Binding("tab", "focus_next", "Next pane", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
@@ -178,13 +190,14 @@ class TrtTuiApp(App[int]):
         else:
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
-                                        ray=config.ray)
+                                        ray=config.ray, vitals=config.vitals)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
         self.latest_job: dict[str, int] = {}  # model path -> its newest build
         self.gpu_sampler = gpu_sampler or GpuSampler()
         self.gpu_history = GpuHistory()
+        self.host_reader: Callable[[], dict] = host_vitals  # fixed by snapshot tests
         self.views: dict[int, BuildView] = {}
         self.selected: int | None = None
         self.log_level_index = 1
@@ -207,9 +220,12 @@ class TrtTuiApp(App[int]):
                 yield PickerTable(id="models")
                 yield Static("Builds", classes="pane-title")
                 yield BuildList(id="builds")
-                yield GpuPanel(id="gpus")
+                with Horizontal(id="machine"):
+                    yield GpuPanel(id="gpus")
+                    yield HostPanel(id="host")
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
+                yield VitalsPanel(id="vitals")
                 yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
                 yield LogPane(id="log")
         yield Footer()
@@ -220,6 +236,9 @@ class TrtTuiApp(App[int]):
         self.phase_view = self.query_one(PhaseTreeView)
         self.log_pane = self.query_one(LogPane)
         self.gpu_panel = self.query_one(GpuPanel)
+        self.host_panel = self.query_one(HostPanel)
+        self.vitals_panel = self.query_one(VitalsPanel)
+        self._memory_warned = False
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
         self.picker.focus()
         if self.run_ is not None:  # no models to pick: the program's builds are the point
@@ -286,6 +305,7 @@ class TrtTuiApp(App[int]):
     def _sample_gpus(self) -> None:
         while not self._stop_gpu.is_set():
             self.post_message(GpuSampled(self.gpu_sampler.sample()))
+            self.post_message(HostSampled(self.host_reader()))
             self._stop_gpu.wait(self.config.gpu_interval)
 
     @on(GpuSampled)
@@ -293,6 +313,21 @@ class TrtTuiApp(App[int]):
     def _gpu_sampled(self, message: GpuSampled) -> None:
         self.gpu_history.add(message.snapshot)
         self.gpu_panel.show(message.snapshot, self.gpu_history)
+        # No GPU: the host's panel takes the GPU panel's place (saying why); with one, it sits beside.
+        available = message.snapshot.available and bool(message.snapshot.gpus)
+        self.gpu_panel.display = available
+        self.host_panel.note = "" if available else (message.snapshot.reason or "no GPU")
+
+    @on(HostSampled)
+    @guarded
+    def _host_sampled(self, message: HostSampled) -> None:
+        self.host_panel.show(message.host)
+        low = memory_low(message.host)
+        if low and not self._memory_warned:
+            free = human_bytes(message.host["memory_available"])
+            self.notify(f"Only {free} of memory free (below a tenth): builds may be killed", title="Low memory",
+                        severity="warning", timeout=10)
+        self._memory_warned = low
 
     # -- builds -------------------------------------------------------------------------------------
 
@@ -340,6 +375,8 @@ class TrtTuiApp(App[int]):
         for event in message.events:
             kind = type(event)
             view.tree.apply(event)
+            if kind is Step or kind is PhaseStart or kind is PhaseFinish:
+                view.last_callback = event.t
             if kind is Step:
                 touched.add(event.phase)
             elif kind is PhaseFinish:
@@ -352,6 +389,11 @@ class TrtTuiApp(App[int]):
             elif kind is Log:
                 view.logs.append(event)
                 new_logs.append(event)
+            elif kind is Vitals:
+                self._vitals(view, event)
+            elif kind is StackDump:
+                view.stack = event
+                self.notify(f"#{view.job.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
             elif kind is StateChanged:
                 self._state_changed(view, event)
                 if event.state.final:
@@ -374,6 +416,24 @@ class TrtTuiApp(App[int]):
         self.builds.move_cursor(row=self.builds.row_count - 1)
         return view
 
+    def _vitals(self, view: BuildView, event: Vitals) -> None:
+        view.vitals.append(event)
+        self.builds.set_verdict(view.job.id, event.verdict, human_bytes(event.peak_rss_bytes))
+        if self.selected == view.job.id:
+            self.vitals_panel.show(view.vitals)
+
+    def _phase_vitals(self, view: BuildView) -> dict[int, tuple[str, str]] | None:
+        """The verdict on the phase running now, with what it rests on."""
+        phase = view.tree.deepest_active()
+        latest = view.vitals[-1] if view.vitals else None
+        if phase is None or latest is None or view.state.final:
+            return None
+        quiet = max(0.0, view.now() - max(view.last_callback or 0.0, phase.started))
+        why = f"CPU {latest.cpu_percent:.0f}%"
+        if quiet >= 2.0:
+            why += f", no callback for {human_seconds(quiet)}"
+        return {phase.id: (latest.verdict, why)}
+
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         view.state = event.state
         if event.reason:
@@ -385,6 +445,8 @@ class TrtTuiApp(App[int]):
             self.picker.set_last_state(model, event.state)
             if event.engine_bytes is not None:
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
+            if event.peak_rss_bytes is not None:
+                self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
             if event.state is State.FAILED:
                 self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
                             markup=False)
@@ -407,7 +469,7 @@ class TrtTuiApp(App[int]):
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is not None and not view.state.final:
             hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
-            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints)
+            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints, self._phase_vitals(view))
             self.phase_view.set_title(self._title(view))
 
     def _handler_failed(self, handler: str, exc: Exception) -> None:
@@ -442,6 +504,7 @@ class TrtTuiApp(App[int]):
         self.selected = job
         self.phase_view.show(job, self._title(view), view.tree, view.now(), view.stopped)
         self.log_pane.show(view.logs)
+        self.vitals_panel.show(view.vitals)
 
     @on(DataTable.RowHighlighted, "#builds")
     def _build_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -585,6 +648,32 @@ class TrtTuiApp(App[int]):
             return
         self.push_screen(DiffPanel(compare(previous, record), view.reason))
 
+    def action_stack(self) -> None:
+        """The selected build's native and Python stacks, taken now (py-spy), in a copyable panel."""
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None:
+            self.notify("No build selected", severity="warning")
+            return
+        pid_of = getattr(self.scheduler.executor, "pid_of", None)
+        pid = pid_of(view.job) if pid_of is not None and not view.state.final else None
+        if pid is None:
+            if view.stack is not None:
+                self.push_screen(StackScreen(view.job.id, view.stack.text, taken="when it stalled"))
+            else:
+                self.notify(f"Build #{view.job.id} has no running process to read", severity="warning")
+            return
+        self.notify(f"Reading the stacks of #{view.job.id} (process {pid})…")
+        self._read_stack(view.job.id, pid)
+
+    @work(thread=True, group="stack", exit_on_error=False)
+    def _read_stack(self, job: int, pid: int) -> None:
+        self.post_message(StackRead(job, dump_stack(pid)))
+
+    @on(StackRead)
+    @guarded
+    def _stack_read(self, message: StackRead) -> None:
+        self.push_screen(StackScreen(message.job, message.text))
+
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 
@@ -631,6 +720,32 @@ class TrtTuiApp(App[int]):
                 continue
             yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}",
                                 getattr(self, f"action_{binding.action}"))
+
+
+class StackScreen(ModalScreen):
+    """One build's stacks as py-spy printed them: select and copy (Ctrl+C), `y` copies it all."""
+
+    DEFAULT_CSS = """
+    StackScreen { align: center middle; }
+    StackScreen > Vertical { width: 90%; height: 85%; border: thick $accent; background: $surface; }
+    StackScreen TextArea { height: 1fr; }
+    StackScreen .stack-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    """
+    BINDINGS = [Binding("escape,q,s", "dismiss", "Close"), Binding("y", "copy_all", "Copy all")]
+
+    def __init__(self, job: int, text: str, taken: str = "now") -> None:
+        super().__init__()
+        self.job, self.text, self.taken = job, text, taken
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",
+                         classes="stack-title", markup=False)
+            yield TextArea(self.text, read_only=True, soft_wrap=False, id="stack-text")
+
+    def action_copy_all(self) -> None:
+        self.app.copy_to_clipboard(self.text)
+        self.notify("Stacks copied to the clipboard")
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:

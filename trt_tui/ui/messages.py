@@ -34,6 +34,24 @@ class GpuSampled(Message):
 
 
 @dataclass
+class HostSampled(Message):
+    """The machine's CPU and memory (`vitals.host_vitals()`); only the newest matters."""
+
+    host: dict
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, HostSampled)
+
+
+@dataclass
+class StackRead(Message):
+    """py-spy's stacks of a build's process, read on a worker thread at the user's request."""
+
+    job: int
+    text: str
+
+
+@dataclass
 class ModelsChanged(Message):
     """The watcher saw ONNX files appear, change (complete and stable) or disappear."""
 

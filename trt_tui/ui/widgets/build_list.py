@@ -18,7 +18,8 @@ STATE_STYLES = {
     State.SKIPPED: "green",
 }
 
-COLUMNS = ("#", "Model", "Backend", "State", "Elapsed", "Progress", "Engine")
+COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak", "Engine")
+VERDICT_STYLES = {"working": "green", "stalled": "bold red", "stopped": "bold yellow"}
 
 
 def progress_text(fraction: float, width: int = 12) -> Text:
@@ -41,11 +42,16 @@ class BuildList(DataTable):
             self.add_column(name, key=name)
 
     def add_build(self, job: int, model: str, backend: str) -> None:
-        self.add_row(str(job), model, backend, Text("queued", style="dim"), "-", progress_text(0.0), "-", key=str(job))
+        self.add_row(str(job), model, backend, Text("queued", style="dim"), "-", "-", progress_text(0.0), "-", "-",
+                     key=str(job))
 
     def set_state(self, job: int, state: State) -> None:
         label = state.value
         self.update_cell(str(job), "State", Text(label, style=STATE_STYLES[state]), update_width=True)
+
+    def set_verdict(self, job: int, verdict: str, peak: str) -> None:
+        self.update_cell(str(job), "Vitals", Text(verdict, style=VERDICT_STYLES.get(verdict, "")), update_width=True)
+        self.update_cell(str(job), "Peak", peak, update_width=True)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self.update_cell(str(job), "Progress", progress_text(fraction))

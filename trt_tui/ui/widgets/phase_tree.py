@@ -11,7 +11,11 @@ from ...core.phases import Phase, PhaseTree
 BAR = 16
 
 
-def phase_label(phase: Phase, now: float, slow_hint: str | None = None, stopped: bool = False) -> Text:
+VERDICT_STYLES = {"working": "green", "stalled": "bold red", "stopped": "bold yellow"}
+
+
+def phase_label(phase: Phase, now: float, slow_hint: str | None = None, stopped: bool = False,
+                vitals: tuple[str, str] | None = None) -> Text:
     """`█████░░░ 12/30  1.4s  Optimizing graph`: bar, steps, time; finished phases show their duration;
     `stopped` marks the phases a cancel or failure ended, with the progress they had made."""
     stopped = stopped or phase.stopped
@@ -37,6 +41,10 @@ def phase_label(phase: Phase, now: float, slow_hint: str | None = None, stopped:
         text.append(" (finished early)", style="dim yellow")
     if slow_hint:
         text.append(f"  {slow_hint}", style="bold red")
+    if vitals is not None and phase.active:  # (verdict, what it rests on), on the phase running now
+        verdict, why = vitals
+        text.append(f"  {verdict}", style=VERDICT_STYLES.get(verdict, ""))
+        text.append(f" {why}", style="dim")
     return text
 
 
@@ -81,14 +89,16 @@ class PhaseTreeView(Tree[int]):
             node = (parent or self.root).add(phase_label(phase, now, stopped=pid in self.stopped), data=pid, expand=True)
             self._phase_nodes[pid] = node
 
-    def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None) -> None:
+    def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None,
+                       vitals: dict[int, tuple[str, str]] | None = None) -> None:
         tree = self._phases
         if tree is None:
             return
         for pid in phase_ids:
             node = self._phase_nodes.get(pid)
             if node is not None:
-                label = phase_label(tree.phases[pid], now, (hints or {}).get(pid), pid in self.stopped)
+                label = phase_label(tree.phases[pid], now, (hints or {}).get(pid), pid in self.stopped,
+                                    (vitals or {}).get(pid))
                 if label != node.label:  # only the rows that changed are repainted
                     node.set_label(label)
 

@@ -1,0 +1,222 @@
+"""Vitals: the verdict as a pure function, and real builds read from outside their process:
+during TensorRT's long silent step, stopped and continued with signals, stacks through py-spy,
+in the headless JSON, the history, the trace and the app."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from trt_tui.core.build import BuildSpec
+from trt_tui.core.events import StackDump, State, StateChanged, Vitals, event_from_dict, event_to_dict
+from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
+from trt_tui.core.scheduler import Scheduler
+from trt_tui.core.vitals import STALLED, STOPPED, WORKING, Sample, VitalsConfig, dump_stack, verdict
+
+# -- the verdict, without TensorRT ---------------------------------------------------------------
+
+
+def idle(start: float, end: float, cpu: float = 0.5) -> list[Sample]:
+    return [Sample(float(t), cpu) for t in range(int(start), int(end) + 1)]
+
+
+def test_a_recent_callback_is_working_whatever_the_cpu() -> None:
+    assert verdict(idle(0, 40), last_callback=35.0, now=40.0, stall_after=30) == WORKING
+
+
+def test_no_callback_and_an_idle_cpu_for_the_threshold_is_stalled() -> None:
+    assert verdict(idle(0, 40), last_callback=5.0, now=40.0, stall_after=30) == STALLED
+    # Not yet: the quiet spell is shorter than the threshold.
+    assert verdict(idle(0, 30), last_callback=5.0, now=30.0, stall_after=30) == WORKING
+    # No callback at all counts from the build's start.
+    assert verdict(idle(0, 31), last_callback=None, now=31.0, stall_after=30) == STALLED
+
+
+def test_a_busy_cpu_is_working_and_one_busy_sample_brings_a_stalled_build_back() -> None:
+    busy = [Sample(float(t), 190.0) for t in range(0, 41)]
+    assert verdict(busy, last_callback=None, now=40.0, stall_after=30) == WORKING
+    samples = idle(0, 40)
+    assert verdict(samples, 1.0, 40.0, 30) == STALLED
+    samples.append(Sample(41.0, 60.0))
+    assert verdict(samples, 1.0, 41.0, 30) == WORKING
+    # ...and once the busy sample is older than the threshold, quiet again.
+    later = samples + idle(42, 72)
+    assert verdict(later, 1.0, 72.0, 30) == STALLED
+
+
+def test_a_stopped_process_is_stopped_and_moves_back_once_it_runs() -> None:
+    samples = idle(0, 5) + [Sample(6.0, 0.0, stopped=True)]
+    assert verdict(samples, last_callback=5.5, now=6.0, stall_after=30) == STOPPED
+    samples.append(Sample(7.0, 150.0))
+    assert verdict(samples, last_callback=5.5, now=7.0, stall_after=30) == WORKING
+
+
+def test_no_samples_is_working_not_a_false_alarm() -> None:
+    assert verdict([], last_callback=None, now=100.0, stall_after=30) == WORKING
+
+
+def test_vitals_and_stack_events_round_trip_as_json() -> None:
+    event = Vitals(3, 1.5, 42, 98.5, 100, 200, 7, "working", cpu_seconds=1.25, gpu_memory_bytes=None)
+    data = event_to_dict(event)
+    assert {"event", "job", "t", "pid", "cpu_percent", "rss_bytes", "peak_rss_bytes", "threads", "verdict"} <= set(data)
+    assert event_from_dict(json.loads(json.dumps(data))) == event
+    stack = StackDump(3, 2.0, 42, "Thread 42 (active)")
+    assert event_from_dict(event_to_dict(stack)) == stack
+
+
+# -- real builds ------------------------------------------------------------------------------------
+
+
+def collect(scheduler: Scheduler) -> list:
+    events: list = []
+    scheduler.subscribe(lambda job, batch: events.extend(batch))
+    return events
+
+
+def test_thread_executor_samples_its_own_process(sample_dir: Path, tmp_path: Path) -> None:
+    scheduler = Scheduler(executor=ThreadExecutor(VitalsConfig(interval=0.05)))
+    events = collect(scheduler)
+    job = scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", tmp_path / "mnist.engine"))
+    assert scheduler.wait(120)
+    scheduler.shutdown()
+    assert job.state is State.SUCCEEDED
+    vitals = [e for e in events if type(e) is Vitals]
+    assert vitals and all(v.pid == os.getpid() for v in vitals)
+    assert all(v.rss_bytes > 50 << 20 and v.threads >= 2 for v in vitals)
+    final = [e for e in events if type(e) is StateChanged and e.state.final][-1]
+    assert final.peak_rss_bytes == max(v.peak_rss_bytes for v in vitals) > 0
+    assert events.index(vitals[-1]) < events.index(final)  # the last sample comes just before the end
+
+
+def test_sigstop_turns_a_build_stopped_sigcont_back_and_it_still_succeeds(sample_dir: Path, tmp_path: Path) -> None:
+    """The parent reads the child from outside: a stopped child cannot stop its own observer."""
+    executor = ProcessExecutor(vitals=VitalsConfig(interval=0.2, stall_after=1.0, stack_after=None))
+    scheduler = Scheduler(executor=executor)
+    events = collect(scheduler)
+    job = scheduler.submit(BuildSpec(sample_dir / "resnet50.onnx", tmp_path / "resnet50.engine"))
+
+    def wait_for(condition, timeout: float) -> float:
+        start = time.monotonic()
+        while not condition():
+            assert time.monotonic() - start < timeout, "condition not met in time"
+            time.sleep(0.05)
+        return time.monotonic() - start
+
+    wait_for(lambda: job.state is State.BUILDING and executor.pid_of(job) is not None, 120)
+    pid = executor.pid_of(job)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        took = wait_for(lambda: any(type(e) is Vitals and e.verdict == STOPPED for e in events), 1.0 + 1.0)
+        assert took <= 1.5
+        # py-spy cannot read a stopped process: it is said plainly, without waiting for it.
+        assert "stopped" in dump_stack(pid)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    stopped_at = next(i for i, e in enumerate(events) if type(e) is Vitals and e.verdict == STOPPED)
+    wait_for(lambda: any(type(e) is Vitals and e.verdict == WORKING for e in events[stopped_at:]), 2.0)
+    assert scheduler.wait(300)
+    scheduler.shutdown()
+    assert job.state is State.SUCCEEDED, job.outcome
+    assert all(e.pid == pid for e in events if type(e) is Vitals)
+
+
+@pytest.mark.slow
+def test_long_build_shows_vitals_in_the_silent_step_a_stack_and_peak_rss_in_history(
+        sample_dir: Path, tmp_path: Path, cli_env: dict, trt_tui_command: list) -> None:
+    """The DenseNet sample: in its longest step without a callback the vitals still come, say
+    `working`, and a stack taken then shows TensorRT's own library; peak RSS reaches the final state,
+    `trt-tui history` and the Chrome trace."""
+    history = tmp_path / "history.sqlite3"
+    trace = tmp_path / "trace.json"
+    env = dict(cli_env, TRT_TUI_HISTORY=str(history))
+    done = subprocess.run(
+        [*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(tmp_path / "d.engine"), "--json",
+         "--executor", "process", "--vitals-interval", "0.5", "--stack-after", "3", "--trace", str(trace)],
+        capture_output=True, text=True, env=env, timeout=400)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    callbacks = [e["t"] for e in events if e["event"] in ("phase_start", "step", "phase_finish")]
+    gaps = sorted(zip(callbacks, callbacks[1:]), key=lambda pair: pair[1] - pair[0])
+    start, end = gaps[-1]
+    assert end - start > 3.0, f"longest silent step only {end - start:.1f}s"
+    vitals = [e for e in events if e["event"] == "vitals"]
+    inside = [v for v in vitals if start < v["t"] < end]
+    assert len(inside) >= 3, "no vitals during the longest silent step"
+    assert all(v["verdict"] == "working" for v in inside)
+    assert max(v["cpu_percent"] for v in inside) > 50  # TensorRT is busy, not hung
+    child = {v["pid"] for v in vitals}
+    assert len(child) == 1 and os.getpid() not in child
+    stacks = [e for e in events if e["event"] == "stack"]
+    assert stacks and "libtensorrt_rtx" in stacks[0]["text"], stacks[:1]
+    assert "_parse_and_build (trt_tui/core/build.py" in stacks[0]["text"]  # the frame that called TensorRT
+    final = [e for e in events if e["event"] == "state" and e["state"] == "succeeded"][-1]
+    assert final["peak_rss_bytes"] >= max(v["rss_bytes"] for v in vitals) > 100 << 20
+
+    listed = subprocess.run([*trt_tui_command, "history", "densenet.onnx"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    header, row = listed.stdout.splitlines()[:2]
+    assert "PEAK RSS" in header and "CPU" in header
+    assert "MiB" in row or "GiB" in row
+
+    counters = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "C"]
+    assert {e["name"].split()[-2] for e in counters} == {"CPU", "RSS"}
+    assert len(counters) == 2 * len(vitals)
+
+
+def test_bad_vitals_options_are_one_line_and_exit_2(sample_dir: Path, cli_env: dict, trt_tui_command: list) -> None:
+    for option, value in (("--stall-after", "-1"), ("--vitals-interval", "nan"), ("--stack-after", "inf")):
+        done = subprocess.run([*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), option, value],
+                              capture_output=True, text=True, env=cli_env, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().count("\n") == 0 and option in done.stderr and "Traceback" not in done.stderr
+
+
+def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
+    import io
+    from types import SimpleNamespace
+
+    from trt_tui.headless import make_renderer
+
+    out = io.StringIO()
+    renderer = make_renderer("plain", out)
+    job = SimpleNamespace(id=1, spec=SimpleNamespace(model=Path("m.onnx")))
+    reading = dict(job=1, pid=9, rss_bytes=100 << 20, peak_rss_bytes=120 << 20, threads=4)
+    renderer.handle(job, [Vitals(t=1.0, cpu_percent=99.0, verdict="working", **reading),
+                          Vitals(t=2.0, cpu_percent=0.0, verdict="stalled", **reading),
+                          Vitals(t=3.0, cpu_percent=0.0, verdict="stalled", **reading),
+                          StackDump(1, 3.5, 9, "Thread 9 (idle)\n    foo (libtensorrt_rtx.so)"),
+                          Vitals(t=4.0, cpu_percent=80.0, verdict="working", **reading)])
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "[m.onnx] stalled: CPU 0%, RSS 100.0 MiB (peak 120.0 MiB), 4 threads",
+        "[m.onnx] stack of process 9 at 3.5s:",
+        "    Thread 9 (idle)",
+        "        foo (libtensorrt_rtx.so)",
+        "[m.onnx] working: CPU 80%, RSS 100.0 MiB (peak 120.0 MiB), 4 threads",
+    ]
+
+
+def test_gpu_memory_is_the_process_s_own_summed_over_gpus_and_none_without_nvml() -> None:
+    """NVML as a two-GPU machine presents it (a scripted stand-in: this machine has no GPU)."""
+    from types import SimpleNamespace
+
+    from trt_tui.core.vitals import gpu_memory_of
+
+    procs = {0: [SimpleNamespace(pid=7, usedGpuMemory=100), SimpleNamespace(pid=8, usedGpuMemory=999)],
+             1: [SimpleNamespace(pid=7, usedGpuMemory=50)]}
+    nvml = SimpleNamespace(nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=lambda i: i,
+                           nvmlDeviceGetComputeRunningProcesses=lambda h: procs[h],
+                           nvmlDeviceGetGraphicsRunningProcesses=lambda h: [])
+    assert gpu_memory_of(7, nvml) == 150
+    assert gpu_memory_of(9, nvml) == 0
+
+    def broken():
+        raise RuntimeError("driver gone")
+
+    assert gpu_memory_of(7, SimpleNamespace(nvmlDeviceGetCount=broken)) is None

@@ -1,0 +1,52 @@
+"""The selected build's vitals: its verdict, CPU and memory now, and sparklines over the build."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Label, Sparkline, Static
+
+from ...core.events import Vitals
+from ...core.units import human_bytes
+
+VERDICT_STYLES = {"working": "$success", "stalled": "bold $error", "stopped": "bold $warning"}
+
+
+def vitals_summary(vitals: Vitals | None, stall_after: float | None = None) -> Content:
+    if vitals is None:
+        return Content.styled("Vitals: no reading yet", "$text-muted")
+    gpu = f" · GPU {human_bytes(vitals.gpu_memory_bytes)}" if vitals.gpu_memory_bytes is not None else ""
+    return Content.assemble(
+        ("Vitals: ", "bold"), (vitals.verdict, VERDICT_STYLES.get(vitals.verdict, "")),
+        f" · CPU {vitals.cpu_percent:.0f}% · RSS {human_bytes(vitals.rss_bytes)}"
+        f" · peak {human_bytes(vitals.peak_rss_bytes)} · {vitals.threads} threads"
+        f" · pid {vitals.pid}{gpu}",
+    )
+
+
+class VitalsPanel(Vertical):
+    DEFAULT_CSS = """
+    VitalsPanel { height: 3; padding: 0 1; }
+    VitalsPanel > #vitals-summary { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    VitalsPanel > Horizontal { height: 2; }
+    VitalsPanel Label { width: auto; color: $text-muted; }
+    VitalsPanel Sparkline { width: 1fr; height: 2; margin-right: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(vitals_summary(None), id="vitals-summary")
+        with Horizontal():
+            yield Label("CPU ")
+            yield Sparkline([], id="cpu-spark", summary_function=max)
+            yield Label("RSS ")
+            yield Sparkline([], id="rss-spark", summary_function=max)
+
+    def show(self, history: Sequence[Vitals]) -> None:
+        """`history`: the build's readings, oldest first."""
+        latest = history[-1] if history else None
+        self.query_one("#vitals-summary", Static).update(vitals_summary(latest))
+        self.query_one("#cpu-spark", Sparkline).data = [v.cpu_percent for v in history]
+        self.query_one("#rss-spark", Sparkline).data = [float(v.rss_bytes) for v in history]
