@@ -110,13 +110,14 @@ def write_text(target: str | os.PathLike, text: str) -> None:
         f.write(text)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts: not ours to judge)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True  # someone else's process: not ours to judge
+    except OSError:
+        return True
     return True
 
 
@@ -133,7 +134,7 @@ def remove_stale_temps(directory: Path, *, pid: int | None = None) -> list[Path]
         if match is None:
             continue
         owner = int(match.group("pid"))
-        if (owner == pid) if pid is not None else (owner != os.getpid() and not _alive(owner)):
+        if (owner == pid) if pid is not None else (owner != os.getpid() and not pid_alive(owner)):
             path = Path(entry.path)
             remove_quietly(path)
             removed.append(path)

@@ -243,7 +243,7 @@ def _remove_stale_workdirs() -> None:
             pid = int(entry.name[len(WORKDIR_PREFIX):].split("-", 1)[0])
         except ValueError:
             continue
-        if pid != os.getpid() and not _pid_alive(pid):
+        if pid != os.getpid() and not atomic.pid_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -265,16 +265,6 @@ def _children_of(parents: set[int]) -> list[int]:
         if ppid in parents:
             found.append(int(entry))
     return found
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 # -- the caller's side -----------------------------------------------------------------------------
