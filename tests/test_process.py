@@ -391,3 +391,31 @@ def test_an_executor_dropped_without_close_stops_its_spare():
         time.sleep(0.01)
     assert not alive(spare)
     assert multiprocessing.active_children() == []
+
+
+def test_builds_succeed_while_another_thread_polls_the_children(samples, tmp_path):
+    """multiprocessing polls every live child from whichever thread starts a process (the pool's
+    spare, another build) and that poll can reap our child before we do. Each build must still end
+    SUCCEEDED with its engine, never "internal error: Cannot close a process while it is still
+    running" (seen in CI, where the app started the next spare while a build ended)."""
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.is_set():
+            multiprocessing.active_children()  # what each Process.start does first
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    executor = ProcessExecutor()
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    try:
+        jobs = [scheduler.submit(BuildSpec(samples / "mnist.onnx", tmp_path / f"mnist{i}.engine"))
+                for i in range(8)]
+        assert scheduler.wait(180)
+    finally:
+        stop.set()
+        scheduler.shutdown()
+        executor.close()
+    for job in jobs:
+        assert job.state is State.SUCCEEDED, job.outcome.error
+        assert job.spec.output.stat().st_size == job.outcome.engine_bytes
