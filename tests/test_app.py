@@ -86,6 +86,9 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         labels = "\n".join(app.phase_view.labels())
         assert "Building engine" in labels and "Optimizing graph" in labels  # what a real RTX build reports
         assert "▸" not in labels, "a finished build shows no phase as still running"
+        assert labels.lstrip().startswith("Building engine"), "a phase row starts with its name"
+        backend = str(app.builds.get_cell("1", "Backend"))
+        assert backend.startswith("tensorrt-rtx 1."), f"the builds list shows {backend!r}, not the backend that built"
         assert (models / "mnist.engine").stat().st_size > 100_000
         await pilot.press("q")
     assert app.return_code == 0
@@ -182,14 +185,36 @@ async def test_gpu_panel_says_plainly_when_there_is_no_gpu(models):
         await pilot.press("q")
 
 
-async def test_themes_load_and_switch(models):
-    app = make(models, theme="trt-light")
+async def test_themes_load_and_switch_and_recolour_the_states(models):
+    """A build's state is drawn in the theme's own colour for it, and again when the theme changes."""
+    app = make(models, theme="trt-light", executor_obj=replay_executor("mnist.onnx:full"))
     async with app.run_test(size=SIZE) as pilot:
         assert {"trt-dark", "trt-light"} <= set(app.available_themes)
         assert app.theme == "trt-light" and not app.current_theme.dark
+        await filter_to(pilot, app, "mnist")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 20)
+        light = app.get_css_variables()["state-succeeded"].upper()
+        assert light in str(app.builds.get_cell("1", "State").style).upper()
         app.theme = "trt-dark"
-        await pilot.pause()
+        await pilot.pause(0.2)
         assert app.current_theme.dark
+        dark = app.get_css_variables()["state-succeeded"].upper()
+        assert dark != light and dark in str(app.builds.get_cell("1", "State").style).upper()
+        await pilot.press("q")
+
+
+async def test_every_command_is_a_key_and_a_palette_entry(models):
+    """One table of commands: each palette entry runs the same action as its key."""
+    from trt_tui.ui.commands import COMMANDS, PALETTE, RESERVED_KEYS
+
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        keys = {binding.key for binding in app.BINDINGS}
+        assert {command.key for command in COMMANDS} == keys
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {command.description for command in PALETTE} <= titles
+        assert {"a", "c", "C", "r", "f", "w", "l", "s", "D", "q", "?"} <= RESERVED_KEYS
         await pilot.press("q")
 
 
@@ -283,6 +308,28 @@ def test_snapshot_after_cancel(snap_compare, models):
         await pilot.press("c")
         await wait_for(pilot, lambda: app.views[1].state.final, 10)
         app.clear_notifications()
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_snapshot_mid_build_80x24(snap_compare, models):
+    """On an 80×24 terminal the phase names stay whole: the bars give way first."""
+    app = held_replay_app(models)
+
+    async def run_before(pilot):
+        await start_held_build(pilot, app)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_snapshot_mid_build_light_theme(snap_compare, models):
+    app = held_replay_app(models)
+    app.theme = "trt-light"
+
+    async def run_before(pilot):
+        await start_held_build(pilot, app)
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

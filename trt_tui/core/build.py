@@ -293,7 +293,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
     timing = _TimingCache(options.timing_cache) if options.timing_cache is not None else None
     cache = timing.load(config) if timing is not None else None
 
-    change(State.BUILDING)
+    change(State.BUILDING, backend=f"{backend.name} {backend.version}")
     serialized = builder.build_serialized_network(network, config)
     config.progress_monitor = None
     if state._cancelled() or state.cancelled_in is not None:

@@ -106,6 +106,7 @@ class StateChanged:
     engine_bytes: int | None = None
     reason: str | None = None
     peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
+    backend: str | None = None  # on `building`: the TensorRT that builds, with its version
 
     event = "state"
 

@@ -327,14 +327,21 @@ class RemoteScheduler:
     def submit(self, spec: BuildSpec) -> RemoteJob:
         return self._job(self._request("submit", model=str(spec.model), force=spec.force))
 
-    def cancel(self, job_id: int) -> bool:
+    def cancel(self, job_id: int, force: bool = False) -> bool:
+        """As `Scheduler.cancel`; the server forces a repeated cancel, so `force` sends it twice."""
         job = self.jobs.get(job_id)
         if job is not None and not job.final:
             job.token.cancel()
-        return bool(self._request("cancel", job=job_id))
+        done = bool(self._request("cancel", job=job_id))
+        if force and done:
+            self._request("cancel", job=job_id)
+        return done
 
-    def cancel_all(self) -> int:
-        return int(self._request("cancel_all"))
+    def cancel_all(self, force: bool = False) -> int:
+        count = int(self._request("cancel_all"))
+        if force and count:
+            self._request("cancel_all")
+        return count
 
     def active(self) -> list[RemoteJob]:
         return [job for job in self.jobs.values() if not job.final]

@@ -78,9 +78,11 @@ class Scheduler:
             self._start_ready()
         return job
 
-    def cancel(self, job_id: int) -> bool:
-        """First call: a cooperative cancel. A second call on a running build forces it, where the
-        executor can (a child process is terminated). Returns False for an unknown or final job."""
+    def cancel(self, job_id: int, force: bool = False) -> bool:
+        """A cooperative cancel: TensorRT stops at its next callback. `force`: stop it now, where the
+        executor can (its child process is killed), without waiting for TensorRT. A repeated cancel
+        of a running build forces it (a user who asks twice means it). Returns False for an unknown
+        or final job."""
         with self._lock:
             job = self.jobs.get(job_id)
             if job is None or job.final:
@@ -93,16 +95,17 @@ class Scheduler:
                 job.finished = time.monotonic()
                 self._wake.set()
                 return True
-        if job.token.cancelled:
+        if force or job.token.cancelled:
+            job.token.cancel()
             self.executor.force_cancel(job)
         else:
             job.token.cancel()
         return True
 
-    def cancel_all(self) -> int:
+    def cancel_all(self, force: bool = False) -> int:
         with self._lock:
             ids = [j.id for j in self.jobs.values() if not j.final]
-        return sum(self.cancel(i) for i in ids)
+        return sum(self.cancel(i, force) for i in ids)
 
     def active(self) -> list[BuildJob]:
         with self._lock:

@@ -184,13 +184,17 @@ class RebuildController:
         self.latest: dict[Path, object] = {}  # model -> its newest job
         self.lock = threading.Lock()
 
+    def track(self, model: Path, job) -> None:
+        """`job` is now `model`'s newest build (one started by hand): a change cancels it too."""
+        with self.lock:
+            self.latest[model] = job
+
     def handle(self, changes: list[ModelChange]) -> None:
         for change in changes:
             with self.lock:
                 previous = self.latest.get(change.path)
                 if previous is not None and not previous.final:
-                    self.scheduler.cancel(previous.id)
-                    self.scheduler.cancel(previous.id)  # forced where the executor can
+                    self.scheduler.cancel(previous.id, force=True)  # its model is gone or changed
                 if change.kind == "removed":
                     self.latest.pop(change.path, None)
                     continue

@@ -3,7 +3,8 @@
 The app renders only what the core reports. Builds run on the scheduler's threads (or child
 processes); the scheduler's pump thread posts `BuildEvents` batches, the GPU sampler's thread worker
 posts `GpuSampled`, model metadata is read on a thread worker that posts `ModelInfoRead`. Widgets
-change only in message handlers and timers, on the UI thread.
+change only in message handlers and timers, on the UI thread. `MainScreen` lays the panes out;
+`build_view` computes what they show of a build; `commands` holds every key.
 """
 
 from __future__ import annotations
@@ -17,43 +18,40 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.events import Key
+from textual.app import App, SystemCommand
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static, TextArea
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.widgets import DataTable, Input, Static
 
 from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
 from ..core.gpu import GpuHistory, GpuSampler
-from ..core.history import eta, slow_phases
+from ..core.history import slow_phases
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
-from ..core.phases import PhaseTree
 from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
 from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
-from ..core.watch import ModelWatcher
+from ..core.watch import ModelWatcher, RebuildController
+from .build_view import BuildView, Palette, build_title, phase_verdict
+from .commands import BINDINGS, PALETTE
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelsChanged, StackRead
+from .screens import MainScreen, PickerTable, StackScreen
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import DiffPanel
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel, memory_low
 from .widgets.log_pane import LogPane
-from .widgets.model_picker import ModelPicker
+from .widgets.model_details import ModelDetails
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
-# Keys the picker leaves to the app's bindings; any other printable key starts the filter.
-RESERVED_KEYS = set("acCrlqwfFDs?/ ")
 
 
 def guarded(handler):
@@ -99,74 +97,12 @@ class ModelInfoRead(Message):
     error: str | None
 
 
-@dataclass
-class BuildView:
-    """What the app knows of one build, kept for as long as the app runs (switching keeps state)."""
-
-    job: BuildJob
-    clock: Callable[[], float] = time.monotonic
-    tree: PhaseTree = field(default_factory=PhaseTree)
-    logs: deque = field(default_factory=lambda: deque(maxlen=5000))
-    state: State = State.QUEUED
-    last_event_at: float = 0.0
-    detail: str | None = None
-    error: str | None = None
-    expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
-    name: str = ""  # the model as the picker shows it
-    stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
-    reason: str | None = None  # why it built (or "up to date"), from the engine cache
-    vitals: deque = field(default_factory=lambda: deque(maxlen=600))  # `Vitals` readings, oldest first
-    stack: StackDump | None = None  # the latest stack the watch took on its own (when it stalled)
-    last_callback: float | None = None  # build-clock time of the latest phase event
-
-    @property
-    def verdict(self) -> str | None:
-        return self.vitals[-1].verdict if self.vitals else None
-
-    def now(self) -> float:
-        """The build's clock: event times count from the build's own start (in whichever process it
-        runs), advanced by the time since its last event so clocks move while TensorRT is silent."""
-        if self.state.final or self.state is State.QUEUED:
-            return self.tree.last_t
-        return self.tree.last_t + (self.clock() - self.last_event_at)
-
-    def elapsed(self) -> float:
-        return max(0.0, self.now())
-
-
-class PickerTable(ModelPicker):
-    def on_key(self, event: Key) -> None:
-        """A printable key that is not a command starts the filter (`/` starts it for any text). The
-        focus moves here, synchronously, so the keys typed next land in the filter box in order."""
-        char = event.character
-        if char and len(char) == 1 and char.isprintable() and char not in RESERVED_KEYS:
-            event.stop()
-            box = self.app.query_one("#filter", Input)
-            box.focus()
-            box.insert_text_at_cursor(char)
-
-
 class TrtTuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
-    BINDINGS = [
-        Binding("enter", "build", "Build", show=True),
-        Binding("a", "build_all", "Build all"),
-        Binding("c", "cancel", "Cancel"),
-        Binding("C", "cancel_all", "Cancel all", key_display="C"),
-        Binding("r", "rebuild", "Rebuild"),
-        Binding("f", "force_rebuild", "Force rebuild", show=False),
-        Binding("w", "toggle_watch", "Watch"),
-        Binding("l", "cycle_log", "Log level"),
-        Binding("D", "diff", "Diff with previous build", key_display="D", show=False),
-        Binding("s", "stack", "Stack"),
-        Binding("/", "filter", "Filter", show=False),
-        Binding("tab", "focus_next", "Next pane", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
-    ]
+    BINDINGS = BINDINGS
 
     def __init__(
         self,
@@ -195,6 +131,8 @@ class TrtTuiApp(App[int]):
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
         self.latest_job: dict[str, int] = {}  # model path -> its newest build
+        # What a change on disk means for builds (the same rules as `trt-tui watch`).
+        self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding)
         self.gpu_sampler = gpu_sampler or GpuSampler()
         self.gpu_history = GpuHistory()
         self.host_reader: Callable[[], dict] = host_vitals  # fixed by snapshot tests
@@ -206,39 +144,30 @@ class TrtTuiApp(App[int]):
         self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
         self.handler_errors: deque[str] = deque(maxlen=50)
         self._notified_errors: set[tuple[str, str]] = set()
+        self._session_closed = False
+        self._session_lock = threading.Lock()
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = config.theme or "trt-dark"
+        self.palette = Palette.from_variables(self.get_css_variables())
 
     # -- layout ---------------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield Input(placeholder="filter models (type to filter)", id="filter")
-                yield PickerTable(id="models")
-                yield Static("Builds", classes="pane-title")
-                yield BuildList(id="builds")
-                with Horizontal(id="machine"):
-                    yield GpuPanel(id="gpus")
-                    yield HostPanel(id="host")
-            with Vertical(id="right"):
-                yield PhaseTreeView(id="phases")
-                yield VitalsPanel(id="vitals")
-                yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
-                yield LogPane(id="log")
-        yield Footer()
+    def get_default_screen(self) -> Screen:
+        return MainScreen(self._main_screen_mounted)
 
-    def on_mount(self) -> None:
-        self.picker = self.query_one(PickerTable)
-        self.builds = self.query_one(BuildList)
-        self.phase_view = self.query_one(PhaseTreeView)
-        self.log_pane = self.query_one(LogPane)
-        self.gpu_panel = self.query_one(GpuPanel)
-        self.host_panel = self.query_one(HostPanel)
-        self.vitals_panel = self.query_one(VitalsPanel)
+    def _main_screen_mounted(self, screen: MainScreen) -> None:
+        self.picker = screen.query_one(PickerTable)
+        self.details = screen.query_one(ModelDetails)
+        self.builds = screen.query_one(BuildList)
+        self.phase_view = screen.query_one(PhaseTreeView)
+        self.log_pane = screen.query_one(LogPane)
+        self.gpu_panel = screen.query_one(GpuPanel)
+        self.host_panel = screen.query_one(HostPanel)
+        self.vitals_panel = screen.query_one(VitalsPanel)
         self._memory_warned = False
+        self._recolor(self.current_theme)
+        self.theme_changed_signal.subscribe(self, self._recolor)
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
         self.picker.focus()
         if self.run_ is not None:  # no models to pick: the program's builds are the point
@@ -254,6 +183,16 @@ class TrtTuiApp(App[int]):
             self.call_after_refresh(self._prewarm_builds)
         if self.config.watch:
             self.action_toggle_watch()
+
+    def _recolor(self, theme: Theme) -> None:
+        """State and verdict colours are the theme's: draw every coloured cell again with them."""
+        self.palette = Palette.from_variables(self.get_css_variables())
+        self.builds.recolor(self.palette)
+        self.picker.recolor(self.palette)
+        self.phase_view.relabel(self.palette)
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is not None:
+            self.phase_view.set_title(build_title(view, self.palette))
 
     def _attach(self) -> None:
         """Connect to the build server; its builds so far are replayed as `BuildEvents`, then live."""
@@ -298,6 +237,8 @@ class TrtTuiApp(App[int]):
     def _model_info_read(self, message: ModelInfoRead) -> None:
         if message.path in self.picker.models:
             self.picker.set_model(message.path, message.info, message.error)
+            if message.path == self.picker.highlighted_path():
+                self._show_details()
 
     # -- GPU panel --------------------------------------------------------------------------------
 
@@ -340,13 +281,18 @@ class TrtTuiApp(App[int]):
             return None
         path = Path(model)
         job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
-        self._add_view(job)
-        self.select_build(job.id)
-        self.builds.move_cursor(row=self.builds.row_count - 1)
+        self.rebuilder.track(path.resolve(), job)
+        self._show_new(job, model)
         return job
 
-    def _add_view(self, job: BuildJob) -> BuildView:
-        model = str(job.spec.model)
+    def _show_new(self, job: BuildJob, model: str) -> None:
+        """A build just submitted joins the list, selected."""
+        self._add_view(job, model)
+        self.select_build(job.id)
+        self.builds.move_cursor(row=self.builds.row_count - 1)
+
+    def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
+        model = model or str(job.spec.model)
         path = job.spec.model
         view = self.views[job.id] = BuildView(job, self.clock, name=self.picker.display_name(model))
         self.latest_job[model] = job.id
@@ -422,18 +368,6 @@ class TrtTuiApp(App[int]):
         if self.selected == view.job.id:
             self.vitals_panel.show(view.vitals)
 
-    def _phase_vitals(self, view: BuildView) -> dict[int, tuple[str, str]] | None:
-        """The verdict on the phase running now, with what it rests on."""
-        phase = view.tree.deepest_active()
-        latest = view.vitals[-1] if view.vitals else None
-        if phase is None or latest is None or view.state.final:
-            return None
-        quiet = max(0.0, view.now() - max(view.last_callback or 0.0, phase.started))
-        why = f"CPU {latest.cpu_percent:.0f}%"
-        if quiet >= 2.0:
-            why += f", no callback for {human_seconds(quiet)}"
-        return {phase.id: (latest.verdict, why)}
-
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         view.state = event.state
         if event.reason:
@@ -441,6 +375,9 @@ class TrtTuiApp(App[int]):
         view.detail, view.error = event.detail, event.error
         model = str(view.job.spec.model)
         self.builds.set_state(view.job.id, event.state)
+        if event.backend:
+            view.backend = event.backend
+            self.builds.set_cell(view.job.id, "Backend", event.backend)
         if event.state.final:
             self.picker.set_last_state(model, event.state)
             if event.engine_bytes is not None:
@@ -454,11 +391,10 @@ class TrtTuiApp(App[int]):
                 self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning",
                             markup=False)
         if self.selected == view.job.id:
-            self.phase_view.set_title(self._title(view))
+            self.phase_view.set_title(build_title(view, self.palette))
 
     def _update_row(self, view: BuildView) -> None:
-        fraction = 1.0 if view.state is State.SUCCEEDED else view.tree.overall_fraction()
-        self.builds.set_progress(view.job.id, fraction, human_seconds(view.elapsed()))
+        self.builds.set_progress(view.job.id, view.fraction(), human_seconds(view.elapsed()))
 
     @guarded
     def _tick(self) -> None:
@@ -469,8 +405,8 @@ class TrtTuiApp(App[int]):
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is not None and not view.state.final:
             hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
-            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints, self._phase_vitals(view))
-            self.phase_view.set_title(self._title(view))
+            self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints, phase_verdict(view))
+            self.phase_view.set_title(build_title(view, self.palette))
 
     def _handler_failed(self, handler: str, exc: Exception) -> None:
         self.handler_error_count += 1
@@ -481,28 +417,12 @@ class TrtTuiApp(App[int]):
             self.notify(f"Internal error in {handler}: {text}", title="trt-tui bug", severity="error", timeout=10,
                         markup=False)
 
-    def _title(self, view: BuildView) -> Text:
-        job = view.job
-        text = Text(f"#{job.id} {view.name or job.spec.model} ", style="bold")
-        style = {State.FAILED: "bold red", State.CANCELLED: "yellow", State.SUCCEEDED: "bold green"}.get(view.state, "cyan")
-        text.append(view.state.value, style=style)
-        text.append(f" · {human_seconds(view.elapsed())}", style="dim")
-        if view.expected and not view.state.final and view.state is not State.QUEUED:
-            remaining = eta(view.expected, view.tree, view.now())
-            if remaining is not None:
-                text.append(f" · ETA {human_seconds(remaining)}", style="bold")
-        if view.detail:
-            text.append(f" · {view.detail}", style=style)
-        if view.error:
-            text.append(f" · {view.error}", style="red")
-        return text
-
     def select_build(self, job: int) -> None:
         view = self.views.get(job)
         if view is None or self.selected == job:
             return
         self.selected = job
-        self.phase_view.show(job, self._title(view), view.tree, view.now(), view.stopped)
+        self.phase_view.show(job, build_title(view, self.palette), view.tree, view.now(), view.stopped)
         self.log_pane.show(view.logs)
         self.vitals_panel.show(view.vitals)
 
@@ -510,6 +430,16 @@ class TrtTuiApp(App[int]):
     def _build_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:
             self.select_build(int(event.row_key.value))
+
+    @on(DataTable.RowHighlighted, "#models")
+    def _model_highlighted(self) -> None:
+        self._show_details()
+
+    def _show_details(self) -> None:
+        path = self.picker.highlighted_path()
+        entry = self.picker.models.get(path) if path is not None else None
+        name = self.picker.display_name(path) if path is not None else None
+        self.details.show(name, entry and entry["info"], entry and entry["error"])
 
     @on(DataTable.RowSelected, "#models")
     def _model_selected(self, event: DataTable.RowSelected) -> None:
@@ -525,11 +455,6 @@ class TrtTuiApp(App[int]):
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
         self.picker.focus()
-
-    def on_key(self, event: Key) -> None:
-        if event.key in ("escape", "down") and self.focused is self.query_one("#filter", Input):
-            event.stop()
-            self.picker.focus()
 
     # -- actions (each is a key and a palette command) ---------------------------------------------
 
@@ -551,7 +476,7 @@ class TrtTuiApp(App[int]):
             self.notify(f"Build #{view.job.id} already {view.state.value}")
             return
         again = view.job.token.cancelled
-        self.scheduler.cancel(view.job.id)
+        self.scheduler.cancel(view.job.id, force=again)
         if again:
             self.notify(f"Forcing cancel of #{view.job.id}")
         else:
@@ -598,19 +523,22 @@ class TrtTuiApp(App[int]):
     @on(ModelsChanged)
     @guarded
     def _models_changed(self, message: ModelsChanged) -> None:
-        """New models appear and build, removed ones go, changed ones restart their build."""
+        """New models appear, removed ones go; the rebuilder restarts the builds (`_rebuilding`)."""
         for change in message.changes:
             path = self._model_key(change.path)
-            previous = self.latest_job.get(path)
-            if previous is not None and not self.views[previous].state.final:
-                self.scheduler.cancel(previous)
-                self.scheduler.cancel(previous)  # forced where the executor can
             if change.kind == "removed":
                 self.picker.remove_model(path)
-                continue
-            self.picker.set_model(path)
-            self._read_infos([path])
-            self.submit(path)
+            else:
+                self.picker.set_model(path)
+                self._read_infos([path])
+        if not self._quitting:
+            self.rebuilder.handle(message.changes)
+
+    def _spec_for(self, model: Path) -> BuildSpec:
+        return BuildSpec(model, default_output(model), self.config.options)
+
+    def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
+        self._show_new(job, self._model_key(model))
 
     def _model_key(self, path: Path) -> str:
         """The picker's key for a watched path (the watcher reports resolved paths)."""
@@ -696,17 +624,20 @@ class TrtTuiApp(App[int]):
     @work(thread=True, group="shutdown", exit_on_error=False)
     def _stop_builds(self) -> None:
         if self.session.owns_builds:  # an attached viewer leaves the server's builds running
-            self.scheduler.cancel_all()
-            self.scheduler.cancel_all()  # a second cancel forces where it can (child processes)
-        if self.watcher is not None:
-            self.watcher.stop()
-        self.session.close()
-        self._stop_gpu.set()
-        self.gpu_sampler.close()
+            self.scheduler.cancel_all(force=True)  # cooperative where TensorRT listens, killed where not
+        self._close()
         code = self.run_.shell_exit_code if self.run_ is not None else 0
         self.call_from_thread(self.exit, code, code)
 
     def on_unmount(self) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        """Stop watching and sampling, and close the session (it stops what still builds); once."""
+        with self._session_lock:
+            if self._session_closed:
+                return
+            self._session_closed = True
         self._stop_gpu.set()
         if self.watcher is not None:
             self.watcher.stop()
@@ -715,37 +646,9 @@ class TrtTuiApp(App[int]):
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
-        for binding in self.BINDINGS:
-            if binding.action in ("focus_next", "filter", "build"):
-                continue
-            yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}",
-                                getattr(self, f"action_{binding.action}"))
-
-
-class StackScreen(ModalScreen):
-    """One build's stacks as py-spy printed them: select and copy (Ctrl+C), `y` copies it all."""
-
-    DEFAULT_CSS = """
-    StackScreen { align: center middle; }
-    StackScreen > Vertical { width: 90%; height: 85%; border: thick $accent; background: $surface; }
-    StackScreen TextArea { height: 1fr; }
-    StackScreen .stack-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
-    """
-    BINDINGS = [Binding("escape,q,s", "dismiss", "Close"), Binding("y", "copy_all", "Copy all")]
-
-    def __init__(self, job: int, text: str, taken: str = "now") -> None:
-        super().__init__()
-        self.job, self.text, self.taken = job, text, taken
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",
-                         classes="stack-title", markup=False)
-            yield TextArea(self.text, read_only=True, soft_wrap=False, id="stack-text")
-
-    def action_copy_all(self) -> None:
-        self.app.copy_to_clipboard(self.text)
-        self.notify("Stacks copied to the clipboard")
+        for command in PALETTE:
+            yield SystemCommand(command.description, f"key: {command.key_display or command.key}",
+                                getattr(self, f"action_{command.action}"))
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:

@@ -1,67 +1,67 @@
-"""Every build: model, backend, state, elapsed time, overall progress, engine size."""
+"""Every build: model, the backend that builds it, state, vitals, elapsed time, progress, sizes."""
 
 from __future__ import annotations
 
-from rich.text import Text
+from dataclasses import dataclass
+
 from textual.widgets import DataTable
 
 from ...core.events import State
-
-STATE_STYLES = {
-    State.QUEUED: "dim",
-    State.PARSING: "cyan",
-    State.BUILDING: "bold cyan",
-    State.WRITING: "cyan",
-    State.SUCCEEDED: "bold green",
-    State.FAILED: "bold red",
-    State.CANCELLED: "yellow",
-    State.SKIPPED: "green",
-}
+from ..build_view import PLAIN, Palette, progress_text, state_text, verdict_text
 
 COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak", "Engine")
-VERDICT_STYLES = {"working": "green", "stalled": "bold red", "stopped": "bold yellow"}
 
 
-def progress_text(fraction: float, width: int = 12) -> Text:
-    filled = int(fraction * width)
-    text = Text("█" * filled, style="cyan")
-    text.append("░" * (width - filled), style="dim")
-    text.append(f" {fraction * 100:3.0f}%")
-    return text
+@dataclass
+class _Row:
+    state: State = State.QUEUED
+    verdict: str | None = None
+    fraction: float = 0.0
 
 
 class BuildList(DataTable):
+    """One row per build, keyed by the job id. Coloured cells are kept as data and drawn with the
+    theme's palette, so a theme change recolours every row (`recolor`)."""
+
     DEFAULT_CSS = """
     BuildList { height: auto; max-height: 12; }
     """
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.palette: Palette = PLAIN
+        self._rows: dict[int, _Row] = {}
+
     def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = True
         for name in COLUMNS:
             self.add_column(name, key=name)
 
     def add_build(self, job: int, model: str, backend: str) -> None:
-        self.add_row(str(job), model, backend, Text("queued", style="dim"), "-", "-", progress_text(0.0), "-", "-",
-                     key=str(job))
+        row = self._rows[job] = _Row()
+        self.add_row(str(job), model, backend, state_text(row.state, self.palette), "-", "-",
+                     progress_text(0.0, self.palette), "-", "-", key=str(job))
 
     def set_state(self, job: int, state: State) -> None:
-        label = state.value
-        self.update_cell(str(job), "State", Text(label, style=STATE_STYLES[state]), update_width=True)
+        self._rows[job].state = state
+        self.update_cell(str(job), "State", state_text(state, self.palette), update_width=True)
 
     def set_verdict(self, job: int, verdict: str, peak: str) -> None:
-        self.update_cell(str(job), "Vitals", Text(verdict, style=VERDICT_STYLES.get(verdict, "")), update_width=True)
+        self._rows[job].verdict = verdict
+        self.update_cell(str(job), "Vitals", verdict_text(verdict, self.palette), update_width=True)
         self.update_cell(str(job), "Peak", peak, update_width=True)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
-        self.update_cell(str(job), "Progress", progress_text(fraction))
+        self._rows[job].fraction = fraction
+        self.update_cell(str(job), "Progress", progress_text(fraction, self.palette))
         self.update_cell(str(job), "Elapsed", elapsed)
 
     def set_cell(self, job: int, column: str, value) -> None:
         self.update_cell(str(job), column, value, update_width=True)
 
-    def selected_job(self) -> int | None:
-        if self.row_count == 0:
-            return None
-        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
-        return int(row_key.value)
+    def recolor(self, palette: Palette) -> None:
+        self.palette = palette
+        for job, row in self._rows.items():
+            self.update_cell(str(job), "State", state_text(row.state, palette))
+            if row.verdict is not None:
+                self.update_cell(str(job), "Vitals", verdict_text(row.verdict, palette))
+            self.update_cell(str(job), "Progress", progress_text(row.fraction, palette))

@@ -9,17 +9,10 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from ...core.modelinfo import ModelInfo
-from .build_list import STATE_STYLES
+from ...core.units import human_bytes
+from ..build_view import PLAIN, Palette, state_text
 
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
-
-
-def human_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
 
 
 class ModelPicker(DataTable):
@@ -36,6 +29,7 @@ class ModelPicker(DataTable):
         self.models: dict[str, dict] = {}  # path -> {"info":…, "error":…, "state":…}
         self.filter_text = ""
         self.roots: list[Path] = []  # shown paths are relative to the directory they were found under
+        self.palette: Palette = PLAIN
 
     def display_name(self, path: str) -> str:
         p = Path(path)
@@ -63,7 +57,16 @@ class ModelPicker(DataTable):
             return
         entry["state"] = state
         if path in self._visible():
-            self.update_cell(path, "Last build", Text(state.value, style=STATE_STYLES[state]))
+            self.update_cell(path, "Last build", state_text(state, self.palette))
+
+    def recolor(self, palette: Palette) -> None:
+        self.palette = palette
+        self._render_rows()
+
+    def highlighted_entry(self) -> dict | None:
+        """The highlighted model's info and error, as read so far."""
+        path = self.highlighted_path()
+        return self.models.get(path) if path is not None else None
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
@@ -79,10 +82,10 @@ class ModelPicker(DataTable):
         for path in self._visible():
             entry = self.models[path]
             info, error = entry["info"], entry["error"]
-            size = human_size(info.size) if info else (human_size(Path(path).stat().st_size) if Path(path).exists() else "-")
-            inputs = Text(error, style="red") if error else Text(info.inputs_text() if info else "…")
+            size = human_bytes(info.size if info else (Path(path).stat().st_size if Path(path).exists() else None))
+            inputs = Text(error, style=self.palette["failed"]) if error else Text(info.inputs_text() if info else "…")
             state = entry["state"]
-            last = Text(state.value, style=STATE_STYLES[state]) if state else Text("-", style="dim")
+            last = state_text(state, self.palette) if state else Text("-", style=self.palette["muted"])
             self.add_row(self.display_name(path), size, inputs, last, key=path)
         if keep is not None and keep in self._visible():
             self.move_cursor(row=self._visible().index(keep))

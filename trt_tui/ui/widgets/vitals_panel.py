@@ -45,7 +45,8 @@ class VitalsPanel(Vertical):
             yield Sparkline([], id="rss-spark", summary_function=max)
 
     def show(self, history: Sequence[Vitals]) -> None:
-        """`history`: the build's readings, oldest first."""
+        """`history`: the build's readings, oldest first. Without any, the panel leaves its room."""
+        self.display = bool(history)
         latest = history[-1] if history else None
         self.query_one("#vitals-summary", Static).update(vitals_summary(latest))
         self.query_one("#cpu-spark", Sparkline).data = [v.cpu_percent for v in history]

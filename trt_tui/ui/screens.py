@@ -1,0 +1,109 @@
+"""The screens: the main one that composes the panes, and the stack viewer.
+
+`MainScreen` only lays out the widgets (the layout is in `app.tcss`); the app drives them. Once they
+are mounted it calls the app back, which then starts discovering models and sampling.
+Below `NARROW` columns the screen takes the class `-narrow`: the model details and the machine panes
+give their room to the phase tree and the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.events import Key, Resize
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Header, Input, Static, TextArea
+
+from .commands import RESERVED_KEYS
+from .widgets.build_list import BuildList
+from .widgets.gpu_panel import GpuPanel
+from .widgets.host_panel import HostPanel
+from .widgets.log_pane import LogPane
+from .widgets.model_details import ModelDetails
+from .widgets.model_picker import ModelPicker
+from .widgets.phase_tree import PhaseTreeView
+from .widgets.vitals_panel import VitalsPanel
+
+NARROW = 120  # columns
+
+
+class PickerTable(ModelPicker):
+    def on_key(self, event: Key) -> None:
+        """A printable key that is not a command starts the filter (`/` starts it for any text). The
+        focus moves here, synchronously, so the keys typed next land in the filter box in order."""
+        char = event.character
+        if char and len(char) == 1 and char.isprintable() and char not in RESERVED_KEYS:
+            event.stop()
+            box = self.screen.query_one("#filter", Input)
+            box.focus()
+            box.insert_text_at_cursor(char)
+
+
+class MainScreen(Screen):
+    """Models, their details, the builds, the selected build's vitals and the machine on the left;
+    the selected build's phases and log on the right."""
+
+    def __init__(self, on_mount: Callable[[MainScreen], None]) -> None:
+        """`on_mount`: called once the panes are mounted, before any key is handled, so that the
+        app fills and focuses them first (a message would arrive after the first keys)."""
+        super().__init__()
+        self._mounted = on_mount
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter models (type to filter)", id="filter")
+                yield PickerTable(id="models")
+                yield ModelDetails(id="details")
+                yield Static("Builds", classes="pane-title")
+                yield BuildList(id="builds")
+                yield VitalsPanel(id="vitals")
+                with Horizontal(id="machine"):
+                    yield GpuPanel(id="gpus")
+                    yield HostPanel(id="host")
+            with Vertical(id="right"):
+                yield PhaseTreeView(id="phases")
+                yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
+                yield LogPane(id="log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._mounted(self)
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < NARROW, "-narrow")
+
+    def on_key(self, event: Key) -> None:
+        if event.key in ("escape", "down") and self.focused is self.query_one("#filter", Input):
+            event.stop()
+            self.query_one(PickerTable).focus()
+
+
+class StackScreen(ModalScreen):
+    """One build's stacks as py-spy printed them: select and copy (Ctrl+C), `y` copies it all."""
+
+    DEFAULT_CSS = """
+    StackScreen { align: center middle; }
+    StackScreen > Vertical { width: 90%; height: 85%; border: thick $accent; background: $surface; }
+    StackScreen TextArea { height: 1fr; }
+    StackScreen .stack-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    """
+    BINDINGS = [Binding("escape,q,s", "dismiss", "Close"), Binding("y", "copy_all", "Copy all")]
+
+    def __init__(self, job: int, text: str, taken: str = "now") -> None:
+        super().__init__()
+        self.job, self.text, self.taken = job, text, taken
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",
+                         classes="stack-title", markup=False)
+            yield TextArea(self.text, read_only=True, soft_wrap=False, id="stack-text")
+
+    def action_copy_all(self) -> None:
+        self.app.copy_to_clipboard(self.text)
+        self.notify("Stacks copied to the clipboard")
