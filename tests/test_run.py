@@ -414,6 +414,23 @@ async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
     assert app.return_code == 0 and engine.exists()
 
 
+async def test_app_quit_during_a_build_leaves_nothing_of_the_program(models, tmp_path):
+    """`q` while the program builds: its build is cancelled, the program stops, no process of its group
+    is left and no engine written."""
+    engine = tmp_path / "resnet50.engine"
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)],
+                     grace=1.0)
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
+        group = os.getpgid(run.process.pid)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: run.exited.is_set(), 10)
+    assert app.views[2].state is State.CANCELLED and app.views[1].state is State.CANCELLED
+    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not engine.exists() and not list(tmp_path.iterdir())
+
+
 async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path):
     """A program that ignores SIGINT: cancelling its row cancels its build, and SIGTERM follows after
     the grace; nothing of it is left."""
