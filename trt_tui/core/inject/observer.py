@@ -174,7 +174,7 @@ class ProgramRun:
     def __init__(self, argv: list[str], *, grace: float = DEFAULT_GRACE, verbose: bool = False,
                  output: Callable[[str, str], None] | None = None, trace: str | None = None,
                  stdin=subprocess.DEVNULL, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                 history: str | None = None, record_history: bool = True) -> None:
+                 history: str | None = None) -> None:
         """`output(stream, line)` receives the program's lines (headless); without it they become
         log lines of the program job (the app). `vitals`: how each build's process is sampled (None:
         not at all); `history`: as `make_session`'s."""
@@ -187,7 +187,7 @@ class ProgramRun:
         self.vitals = vitals
         self.executor = ObservedExecutor(self)
         self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False, history=history,
-                                             record_history=record_history, trace=trace)
+                                             trace=trace)
         self.scheduler = self.session.scheduler
         self.session.closers.append((self._stop_listening, False))
         self.process: subprocess.Popen | None = None
