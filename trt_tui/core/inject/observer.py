@@ -484,7 +484,7 @@ class ProgramRun:
             except queue.Empty:
                 continue
             if item is GONE:
-                return self._lost(job, relay.t0, sink)
+                return self._lost(job, relay.t0, sink, relay.backend_version)
             for event in item:
                 event = replace(event, job=job.id)
                 sink(event)
@@ -495,12 +495,15 @@ class ProgramRun:
                                    engine_bytes=event.engine_bytes, backend=spec.options.backend,
                                    backend_version=relay.backend_version)
 
-    def _lost(self, job, t0: float, sink=None) -> Outcome:
+    def _lost(self, job, t0: float, sink=None, backend_version: str | None = None) -> Outcome:
         """The build's process ended before the build did."""
+        backend = job.spec.options.backend
         if self._stopped_by_us is not None or job.token.cancelled:
-            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {self._stopped_by_us or 'stopped'}")
+            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {self._stopped_by_us or 'stopped'}",
+                              backend=backend, backend_version=backend_version)
         else:
-            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build")
+            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build",
+                              backend=backend, backend_version=backend_version)
         (sink or job.sink)(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
                                         detail=outcome.detail))
         return outcome
