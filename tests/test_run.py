@@ -22,7 +22,8 @@ import pytest
 from trt_tui.core.events import State
 from trt_tui.core.inject.observer import ProgramRun, not_observable, program_name
 from trt_tui.core.samples import write_samples
-from trt_tui.ui.app import AppConfig, TrtTuiApp, make_app
+from trt_tui.core.vitals import STALLED, WORKING, VitalsConfig
+from trt_tui.ui.app import AppConfig, StackScreen, TrtTuiApp, make_app
 
 PROGRAMS = Path(__file__).parent / "programs"
 REPO = Path(__file__).resolve().parent.parent
@@ -149,8 +150,13 @@ def test_builds_in_a_spawn_pool_are_both_seen(models, tmp_path, method):
     for build in seen.values():
         states = [r for r in build if r["event"] == "state"]
         assert states[-1]["state"] == "succeeded"
-        pids.add(next(r["detail"] for r in states if r["state"] == "building"))
+        pid = next(r["detail"] for r in states if r["state"] == "building")
+        pids.add(pid)
         assert any(r["event"] == "phase_start" for r in build)
+        # Its vitals are those of the worker that built it, read from outside it.
+        vitals = [r for r in build if r["event"] == "vitals"]
+        assert vitals and {f"pid {r['pid']}" for r in vitals} == {pid}
+        assert states[-1]["peak_rss_bytes"] == max(r["peak_rss_bytes"] for r in vitals) > 0
     workers = next(r["line"] for r in records if r["event"] == "output").split()[1:]
     assert pids == {f"pid {pid}" for pid in workers} and len(pids) == 2
     assert (tmp_path / "worker0.engine").exists() and (tmp_path / "worker1.engine").exists()
@@ -189,6 +195,37 @@ def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
     assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
 
 
+def test_ctrl_c_twice_kills_a_program_that_ignores_the_first(models, tmp_path):
+    """The first Ctrl-C sends SIGINT, which a stubborn program ignores; the second kills its process
+    group at once, long before the grace would have sent SIGTERM."""
+    engine = tmp_path / "mnist.engine"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trt_tui", "run", "--json", "--grace", "60", "--", sys.executable,
+         str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine), "--stubborn"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in process.stdout:  # its build is over; now it sleeps, deaf to SIGINT
+            lines.append(json.loads(line))
+            if lines[-1]["event"] == "output" and lines[-1]["line"].startswith("logger lines:"):
+                break
+        (program,) = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
+        group = os.getpgid(program.pid)
+        process.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert process.poll() is None and program.is_running()  # SIGINT alone did not stop it
+        asked = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        rest, stderr = process.communicate(timeout=20)
+        took = time.monotonic() - asked
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGKILL and took < 5, (process.returncode, took)
+    messages = [r["message"] for r in lines + events(rest) if r["event"] == "message"]
+    assert messages == ["trt-tui: stopping own_monitor.py (Ctrl-C again to kill it)"]
+    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+
+
 def _pgid(pid: int) -> int | None:
     try:
         return os.getpgid(pid)
@@ -196,17 +233,92 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-@pytest.mark.skipif(shutil.which("polygraphy") is None, reason="polygraphy is not installed")
+def polygraphy() -> str | None:
+    """Polygraphy's console script: beside this interpreter (the venv, maybe not on PATH), else on PATH."""
+    beside = Path(sys.executable).with_name("polygraphy")
+    return str(beside) if beside.is_file() else shutil.which("polygraphy")
+
+
+@pytest.mark.skipif(polygraphy() is None, reason="polygraphy is not installed (pip install polygraphy)")
 def test_polygraphy_convert(models, tmp_path):
+    """A console entry point of a real tool, as the README shows it."""
     engine = tmp_path / "mnist.engine"
     env = dict(os.environ, POLYGRAPHY_USE_TENSORRT_RTX="1")
-    result = trt_tui("run", "--json", "--", "polygraphy", "convert", str(models / "mnist.onnx"), "-o",
+    result = trt_tui("run", "--json", "--", polygraphy(), "convert", str(models / "mnist.onnx"), "-o",
                      str(engine), env=env)
     assert result.returncode == 0, result.stderr
     (job, build), = builds(events(result.stdout)).items()
     assert build[0]["model"] == str(models / "mnist.onnx")
     assert final_state(build)["state"] == "succeeded"
     assert final_state(build)["engine_bytes"] == engine.stat().st_size
+
+
+def test_the_readme_script(models, tmp_path):
+    """The plain script the README shows, run as the README says."""
+    readme = (REPO / "README.md").read_text()
+    script = readme.split("```python\n# build.py", 1)[1].split("```", 1)[0]
+    (tmp_path / "build.py").write_text("# build.py" + script)
+    engine = tmp_path / "resnet50.engine"
+    result = trt_tui("run", "--json", "--", sys.executable, "build.py", str(models / "resnet50.onnx"), str(engine),
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (job, build), = builds(events(result.stdout)).items()
+    assert build[0]["model"] == str(models / "resnet50.onnx")
+    assert final_state(build)["state"] == "succeeded"
+    assert final_state(build)["engine_bytes"] == engine.stat().st_size
+
+
+# -- vitals and history of observed builds -----------------------------------------------------------
+
+
+def test_a_quiet_build_is_read_from_outside_stalled_with_its_stack(models, tmp_path):
+    """The program's monitor sleeps inside a callback, as a build stuck in TensorRT looks: trt-tui
+    reads the program's process from outside, calls the build stalled, takes its stack, and calls it
+    working again once it moves, as for a build of its own."""
+    result = trt_tui("run", "--json", "--vitals-interval", "0.2", "--stall-after", "1", "--", sys.executable,
+                     str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(tmp_path / "mnist.engine"),
+                     "--pause-at", "10", "3")
+    assert result.returncode == 0, result.stderr
+    (job, build), = builds(events(result.stdout)).items()
+    pid = next(r["detail"] for r in build if r["event"] == "state" and r["state"] == "building")
+    vitals = [r for r in build if r["event"] == "vitals"]
+    assert {f"pid {r['pid']}" for r in vitals} == {pid}
+    verdicts = [r["verdict"] for r in vitals]
+    assert STALLED in verdicts and WORKING in verdicts[verdicts.index(STALLED):], verdicts
+    (stack,) = [r for r in build if r["event"] == "stack"]
+    assert f"pid {stack['pid']}" == pid and "CountingMonitor.step_complete" in stack["text"], stack["text"]
+    last = final_state(build)
+    assert last["state"] == "succeeded" and last["peak_rss_bytes"] == max(r["peak_rss_bytes"] for r in vitals) > 0
+
+
+def test_history_lists_the_builds_a_run_observed(models, tmp_path):
+    """`trt-tui history` shows each build a run observed, named as the run named it and marked with
+    its program; the program itself is no build; trt-tui's own builds are marked "-"."""
+    history = str(tmp_path / "history.sqlite3")
+    mnist = str(models / "mnist.onnx")
+    runs = [("run", "--json", "--history", history, "--", sys.executable, str(PROGRAMS / "own_monitor.py"), mnist,
+             str(tmp_path / "a.engine")),
+            ("run", "--headless", "--history", history, "--", sys.executable, str(PROGRAMS / "from_bytes.py"), mnist,
+             str(tmp_path / "b.engine")),
+            ("build", mnist, "-o", str(tmp_path / "own.engine"), "--history", history)]
+    for args in runs:
+        result = trt_tui(*args)
+        assert result.returncode == 0, result.stderr
+    listing = trt_tui("history", "--history", history)
+    header, *rows = listing.stdout.splitlines()
+    assert header.split()[-2:] == ["BACKEND", "SOURCE"] and len(rows) == 3, listing.stdout
+    own, from_bytes, named = rows  # newest first
+    assert "mnist.onnx" in named and named.endswith("run: own_monitor.py")
+    assert "from_bytes.py #1" in from_bytes and from_bytes.endswith("run: from_bytes.py")
+    assert "mnist.onnx" in own and own.endswith(" -")
+    records = [json.loads(line) for line in trt_tui("history", "--json", "--history", history).stdout.splitlines()]
+    assert [r["program"] for r in records] == [None, "from_bytes.py", "own_monitor.py"]
+    assert records[2]["model"] == mnist and records[2]["engine_bytes"] == (tmp_path / "a.engine").stat().st_size
+    for record in records:
+        assert record["state"] == "succeeded" and record["peak_rss_bytes"] > 0
+        assert record["backend"].startswith("tensorrt-rtx 1.")  # the version the program's process loaded
+    only = trt_tui("history", "from_bytes.py #1", "--history", history).stdout.splitlines()
+    assert len(only) == 2 and "from_bytes.py #1" in only[1]
 
 
 # -- the app -------------------------------------------------------------------------------------------
@@ -258,6 +370,65 @@ async def test_app_c_cancels_a_build_of_the_program(models, tmp_path):
         await pilot.press("q")
     assert app.return_code == 3 and not engine.exists()
     assert not list(tmp_path.iterdir())
+
+
+async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
+    """An observed build shows its verdict in the builds list like a build of trt-tui's own, `s` reads
+    its process's stacks, and `r` or `f` say in one line that trt-tui cannot rebuild the program's
+    builds (and submit nothing), on a build's row and on the program's."""
+    engine = tmp_path / "mnist.engine"
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine),
+                      "--pause-at", "10", "8"], vitals=VitalsConfig(interval=0.2, stall_after=1.0))
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and str(app.builds.get_cell("2", "Vitals")) == STALLED, 30)
+        build = app.views[2]
+        assert {v.pid for v in build.vitals} == {run.process.pid} and build.verdict == STALLED
+        await wait_for(pilot, lambda: build.stack is not None, 20)  # taken when it stalled, with a notice
+        assert "CountingMonitor.step_complete" in build.stack.text
+        for key in ("r", "f"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            texts = [n.message for n in app._notifications]
+            assert texts == ["#2 mnist.onnx is a build of own_monitor.py: trt-tui cannot rebuild it"
+                             " (run the program again)"], texts
+        assert len(app.scheduler.jobs) == 2 and len(app.views) == 2
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
+        assert f"Process {run.process.pid}" in app.screen.text and "CountingMonitor.step_complete" in app.screen.text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
+        await pilot.press("up")
+        await wait_for(pilot, lambda: app.selected == 1, 5)
+        app.clear_notifications()
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        assert [n.message for n in app._notifications] == [
+            "trt-tui cannot rebuild what own_monitor.py builds: run the program again"]
+        await wait_for(pilot, lambda: app.views[1].state.final and build.state.final, 30)
+        assert build.state is State.SUCCEEDED and app.views[1].state is State.SUCCEEDED
+        assert str(app.builds.get_cell("2", "Peak")).endswith("MiB")
+        assert len(app.scheduler.jobs) == 2
+        await pilot.press("q")
+    assert app.return_code == 0 and engine.exists()
+
+
+async def test_app_quit_during_a_build_leaves_nothing_of_the_program(models, tmp_path):
+    """`q` while the program builds: its build is cancelled, the program stops, no process of its group
+    is left and no engine written."""
+    engine = tmp_path / "resnet50.engine"
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)],
+                     grace=1.0)
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
+        group = os.getpgid(run.process.pid)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: run.exited.is_set(), 10)
+    assert app.views[2].state is State.CANCELLED and app.views[1].state is State.CANCELLED
+    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not engine.exists() and not list(tmp_path.iterdir())
 
 
 async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path):

@@ -622,11 +622,13 @@ def cmd_run(args) -> int:
         raise UsageError("run: give the program after --, e.g. trt-tui run -- python build.py")
     if args.grace <= 0:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
+    args.vitals = vitals_from_args(args)
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from .ui.app import make_app
 
-        run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace)
+        run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace,
+                         vitals=args.vitals, history=args.history)
         app = make_app(run=run)
         if args.theme:
             app.theme = args.theme
@@ -656,7 +658,7 @@ def run_headless(argv: list[str], args, note: str | None) -> int:
             sys.stderr.flush()
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, output=output, trace=args.trace,
-                     stdin=None)
+                     stdin=None, vitals=args.vitals, history=args.history)
     run.scheduler.subscribe(lambda job, events: None if job is run.program_job else renderer.handle(job, events))
     if note:
         print(note, file=sys.stderr)
@@ -736,6 +738,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     r.add_argument("--verbose", action="store_true", help="relay TensorRT's verbose log too")
     r.add_argument("--theme", help="theme name (see themes/)")
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    add_vitals_options(r)
     s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")
     s.add_argument("directory")
     s.add_argument("names", nargs="*", help="which samples (default: all)")

@@ -1,8 +1,10 @@
 """A plain build script with its own progress monitor and logger, as people write them.
 
-Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N | --stubborn]. Prints how often its monitor
-and its logger were called, then exits 0 when an engine was written, 3 when TensorRT returned none.
-`--stubborn` ignores SIGINT and, after its build, sleeps for a minute: only SIGTERM or worse ends it.
+Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N | --stubborn | --pause-at N SECONDS]. Prints
+how often its monitor and its logger were called, then exits 0 when an engine was written, 3 when
+TensorRT returned none. `--stubborn` ignores SIGINT and, after its build, sleeps for a minute: only
+SIGTERM or worse ends it. `--pause-at` sleeps inside its monitor's Nth call, as a build stuck in
+TensorRT looks from outside: no callback, an idle CPU.
 """
 
 import signal
@@ -14,11 +16,12 @@ import tensorrt_rtx as trt
 
 
 class CountingMonitor(trt.IProgressMonitor):
-    def __init__(self, cancel_at=None):
+    def __init__(self, cancel_at=None, pause=None):
         trt.IProgressMonitor.__init__(self)
         self.lock = threading.Lock()
         self.calls = 0
         self.cancel_at = cancel_at
+        self.pause = pause  # (at call N, seconds)
 
     def phase_start(self, phase_name, parent_phase, num_steps):
         with self.lock:
@@ -27,6 +30,8 @@ class CountingMonitor(trt.IProgressMonitor):
     def step_complete(self, phase_name, step):
         with self.lock:
             self.calls += 1
+            if self.pause is not None and self.calls == self.pause[0]:
+                time.sleep(self.pause[1])
             return self.cancel_at is None or self.calls < self.cancel_at
 
     def phase_finish(self, phase_name):
@@ -47,6 +52,7 @@ def main():
     model, engine = sys.argv[1], sys.argv[2]
     cancel_at = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--cancel-at" else None
     stubborn = sys.argv[3:4] == ["--stubborn"]
+    pause = (int(sys.argv[4]), float(sys.argv[5])) if sys.argv[3:4] == ["--pause-at"] else None
     if stubborn:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     logger = CountingLogger()
@@ -57,7 +63,7 @@ def main():
         print("parse failed")
         return 2
     config = builder.create_builder_config()
-    monitor = CountingMonitor(cancel_at)
+    monitor = CountingMonitor(cancel_at, pause)
     config.progress_monitor = monitor
     assert config.progress_monitor is monitor, "the program must read back its own monitor"
     serialized = builder.build_serialized_network(network, config)

@@ -88,6 +88,7 @@ _ADDED_COLUMNS: dict[str, str] = {
     "fingerprint": "TEXT",  # JSON of core.fingerprint.Fingerprint; its model part only {"hash": ...}
     "peak_rss_bytes": "INTEGER",  # the build's process at its largest (vitals)
     "cpu_seconds": "REAL",  # CPU time the build's process used (vitals)
+    "program": "TEXT",  # the program `trt-tui run` observed the build in; NULL: a build of trt-tui's own
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -95,7 +96,7 @@ _ADDED_TABLES: dict[str, str] = {
 
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
-    "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds",
+    "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -139,6 +140,7 @@ class BuildRecord:
     fingerprint: dict | None = None  # what it was built from (core.fingerprint); None before they existed
     peak_rss_bytes: int | None = None  # the build's process at its largest (vitals)
     cpu_seconds: float | None = None  # CPU time the build's process used
+    program: str | None = None  # the program `trt-tui run` observed it in; None: trt-tui built it
 
     @property
     def name(self) -> str:
@@ -153,12 +155,12 @@ class BuildRecord:
     def _from_row(cls, row: tuple) -> BuildRecord:
         id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
         fingerprint = _loads(row[12]) or None
-        peak_rss_bytes, cpu_seconds = row[13:15]
+        peak_rss_bytes, cpu_seconds, program = row[13:16]
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
-            fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds,
+            fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
         )
 
     def as_json(self) -> dict:
@@ -166,7 +168,7 @@ class BuildRecord:
         return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
                 "duration": self.duration, "engine_bytes": self.engine_bytes,
                 "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
-                "cpu_seconds": self.cpu_seconds}
+                "cpu_seconds": self.cpu_seconds, "program": self.program}
 
 
 class History:
@@ -289,6 +291,7 @@ class History:
         fingerprint: dict | None = None,
         peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None,
+        program: str | None = None,
     ) -> int:
         """Add one build; returns its id."""
         model_digests = None
@@ -300,7 +303,7 @@ class History:
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
-            peak_rss_bytes, cpu_seconds,
+            peak_rss_bytes, cpu_seconds, program,
         )
         with self._lock:
             db = self._conn()
@@ -417,6 +420,14 @@ def default_backend_info(job: BuildJob) -> tuple[str, str]:
     return choice, ""
 
 
+def record_fields(job: BuildJob) -> dict | None:
+    """What a job's spec says its record holds in place of the usual fields: {} for a build of
+    trt-tui's own; a spec with `history_fields()` (a build `trt-tui run` observed) says it, or None
+    for a job that is no build (the observed program itself)."""
+    fields = getattr(job.spec, "history_fields", None)
+    return fields() if fields is not None else {}
+
+
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
@@ -468,6 +479,8 @@ class HistoryRecorder:
             with self._lock:
                 pending = self._jobs.get(job)
                 if pending is None:
+                    if record_fields(job) is None:
+                        return
                     pending = self._jobs[job] = _Pending()
                 apply = pending.tree.apply
                 for event in events:
@@ -501,7 +514,7 @@ class HistoryRecorder:
             model_hash = self.model_hash(job)
         else:
             model_hash = fingerprint.model.get("hash") if fingerprint is not None else None
-        self._write(job, dict(
+        fields = dict(
             model=job.spec.model,
             model_hash=model_hash,
             options=job.spec.options.describe(),
@@ -516,7 +529,9 @@ class HistoryRecorder:
             fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
             peak_rss_bytes=final.peak_rss_bytes,
             cpu_seconds=pending.cpu_seconds,
-        ))
+        )
+        fields.update(record_fields(job) or {})
+        self._write(job, fields)
 
     def _write(self, job: BuildJob, fields: dict) -> None:
         """At once, waiting at most `WRITE_TIMEOUT` for a writer holding the file (the pump thread
@@ -633,8 +648,9 @@ def slow_phases(
 
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
     """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
-    duration, engine, peak RSS, CPU time, backend. No records: no lines (the caller says so in its own
-    words)."""
+    duration, engine, peak RSS, CPU time, backend, and, where any build was observed by `trt-tui run`,
+    a source column naming the program ("run: build.py"). No records: no lines (the caller says so in its own words)."""
+    records = list(records)
     rows = [
         (
             str(rec.id),
@@ -652,6 +668,9 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
     if not rows:
         return []
     header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
+    if any(rec.program for rec in records):
+        header += ("SOURCE",)
+        rows = [(*row, f"run: {rec.program}" if rec.program else "-") for row, rec in zip(rows, records)]
     right = {0, 4, 5, 6, 7}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 

@@ -487,6 +487,9 @@ class TrtTuiApp(App[int]):
         self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
 
     def action_rebuild(self) -> None:
+        if self.run_ is not None:  # a run's builds are its program's: trt-tui cannot make them again
+            self.notify(self.run_.why_no_rebuild(self.scheduler.jobs.get(self.selected)), markup=False)
+            return
         model = None
         if self.selected is not None:
             model = str(self.views[self.selected].job.spec.model)
@@ -497,6 +500,9 @@ class TrtTuiApp(App[int]):
 
     def action_force_rebuild(self) -> None:
         """Rebuild even when the engine cache says the engine is current."""
+        if self.run_ is not None:
+            self.action_rebuild()
+            return
         model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:
             self.submit(model, force=True)

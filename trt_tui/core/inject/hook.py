@@ -234,7 +234,7 @@ class _Patches:
             tee = self._tee(config)
             name = self.network_file.get(network)
             t0 = time.monotonic()
-            started = channel.start_build(name, self.backend, t0)
+            started = channel.start_build(name, self.backend, getattr(self.trt, "__version__", None), t0)
             if started is None:
                 return None
             local, sink, token = started

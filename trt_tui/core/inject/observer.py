@@ -12,6 +12,11 @@ Cancel: the first on a build asks its process (the next `step_complete` returns 
 cancel of the program job, or `stop()` (Ctrl-C) cancels every build and sends SIGINT, then SIGTERM,
 then SIGKILL to the program's process group, `grace` seconds apart. When the program's main process
 ends, whatever is left of its group is stopped too: no process of the program outlives the run.
+
+Vitals: each build's process (the program's, or a worker it spawned: the pid its reporter said hello
+with) is sampled from here, as the process executor samples its children, so a build stuck inside
+TensorRT still gets its verdict. History: each build is recorded as trt-tui's own are, marked with the
+program's name; the program itself is no build and is not recorded.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from pathlib import Path
 
 from ..build import BuildOptions, BuildSpec, Outcome
 from ..events import Log, Severity, State, StateChanged
-from ..executors import ProcessExecutor
 from ..session import Session, make_session
+from ..vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 from . import ENV_ADDRESS, ENV_KEY, ENV_ROOT, ENV_VERBOSE, SITE_DIR
 
 DEFAULT_GRACE = 3.0  # seconds between SIGINT, SIGTERM and SIGKILL
@@ -47,13 +52,25 @@ class ProgramSpec(BuildSpec):
 
     argv: tuple[str, ...] = ()
 
+    def history_fields(self) -> None:
+        """Not a build: the history has no row for it (see `HistoryRecorder`)."""
+        return None
+
 
 @dataclass(frozen=True)
 class ObservedSpec(BuildSpec):
-    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"."""
+    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"; `pid` the
+    process that builds it (the program's or a worker's)."""
 
     pid: int = 0
     local: int = 0
+    program: str = ""  # the program's name, as `program_name` gives it
+
+    def history_fields(self) -> dict:
+        """What its history row says in place of a build of trt-tui's own: the program chose the
+        options, which trt-tui does not know (nor is its engine in trt-tui's cache: no fingerprint),
+        and which program built it."""
+        return {"options": {}, "program": self.program}
 
 
 def program_name(argv: list[str]) -> str:
@@ -92,13 +109,15 @@ def not_observable(argv: list[str]) -> str | None:
 
 
 class _Relay:
-    """One observed build, from its announcement to its final state."""
+    """One observed build, from its announcement to its final state. `t0`: its start on the
+    monotonic clock of its process, which on Linux is this process's clock too."""
 
-    def __init__(self, conn, send_lock: threading.Lock, local: int, t0: float) -> None:
+    def __init__(self, conn, send_lock: threading.Lock, local: int, t0: float, backend_version: str | None) -> None:
         self.conn = conn
         self.send_lock = send_lock
         self.local = local
         self.t0 = t0
+        self.backend_version = backend_version
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
 
     def cancel(self) -> None:
@@ -110,14 +129,13 @@ class _Relay:
 
 
 class ObservedExecutor:
-    """Runs the program job, follows the observed builds, and builds anything else (a rebuild the
-    user asks for in the app) in a child process as usual."""
+    """Runs the program job and follows the observed builds; it builds nothing itself (the app does
+    not rebuild a program's builds: see `ProgramRun.why_no_rebuild`)."""
 
     name = "observed"
 
     def __init__(self, run: ProgramRun) -> None:
         self.run_ = run
-        self.fallback = ProcessExecutor()
 
     def run(self, job) -> Outcome:
         spec = job.spec
@@ -125,37 +143,51 @@ class ObservedExecutor:
             return self.run_._run_program(job)
         if isinstance(spec, ObservedSpec):
             return self.run_._follow(job)
-        return self.fallback.run(job)
+        error = f"{spec.model}: trt-tui run only follows the builds of {self.run_.name}"
+        job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
+        return Outcome(State.FAILED, error=error)
+
+    def pid_of(self, job) -> int | None:
+        """The process of a running job (for `s`, the stacks): the program's main process, or the
+        process of the build."""
+        if job.final:
+            return None
+        if isinstance(job.spec, ProgramSpec):
+            process = self.run_.process
+            return process.pid if process is not None and not self.run_.exited.is_set() else None
+        if isinstance(job.spec, ObservedSpec):
+            return job.spec.pid
+        return None
 
     def force_cancel(self, job) -> bool:
-        if isinstance(job.spec, (ProgramSpec, ObservedSpec)):
-            self.run_.stop()
-            return True
-        return self.fallback.force_cancel(job)
+        self.run_.stop()
+        return True
 
     def close(self) -> None:
         if self.run_.process is not None and not self.run_.exited.is_set():
             self.run_.stop()
             if not self.run_.wait_exit(3 * self.run_.grace + 5):
                 self.run_.stop(force=True)
-        self.fallback.close()
 
 
 class ProgramRun:
     def __init__(self, argv: list[str], *, grace: float = DEFAULT_GRACE, verbose: bool = False,
                  output: Callable[[str, str], None] | None = None, trace: str | None = None,
-                 stdin=subprocess.DEVNULL) -> None:
+                 stdin=subprocess.DEVNULL, vitals: VitalsConfig | None = DEFAULT_VITALS,
+                 history: str | None = None) -> None:
         """`output(stream, line)` receives the program's lines (headless); without it they become
-        log lines of the program job (the app)."""
+        log lines of the program job (the app). `vitals`: how each build's process is sampled (None:
+        not at all); `history`: as `make_session`'s."""
         self.argv = list(argv)
         self.name = program_name(self.argv)
         self.grace = grace
         self.verbose = verbose
         self.output = output
         self.stdin = stdin
+        self.vitals = vitals
         self.executor = ObservedExecutor(self)
-        self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False,
-                                             record_history=False, trace=trace)
+        self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False, history=history,
+                                             trace=trace)
         self.scheduler = self.session.scheduler
         self.session.closers.append((self._stop_listening, False))
         self.process: subprocess.Popen | None = None
@@ -253,6 +285,14 @@ class ProgramRun:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+    def why_no_rebuild(self, job) -> str:
+        """What the app says to `r` or `f` in a run: the builds are the program's, made with its
+        options in its process; trt-tui can only show and cancel them."""
+        if job is None or isinstance(job.spec, ProgramSpec):
+            return f"trt-tui cannot rebuild what {self.name} builds: run the program again"
+        return (f"#{job.id} {job.spec.model.name} is a build of {self.name}: trt-tui cannot rebuild it"
+                " (run the program again)")
 
     @property
     def shell_exit_code(self) -> int:
@@ -378,9 +418,9 @@ class ProgramRun:
                         if relay is not None:
                             relay.queue.put(events)
                 elif kind == "build":
-                    _, local, onnx, backend, t0 = message
+                    _, local, onnx, backend, t0, version = message
                     mine.append((pid, local))
-                    self._announce(conn, send_lock, pid, local, onnx, backend, t0)
+                    self._announce(conn, send_lock, pid, local, onnx, backend, version, t0)
                 elif kind == "hello":
                     pid = message[1]
         except Exception:  # end of file: the process exited (or died)
@@ -392,15 +432,17 @@ class ProgramRun:
                 relay.queue.put(GONE)
             conn.close()
 
-    def _announce(self, conn, send_lock, pid: int, local: int, onnx: str | None, backend: str, t0: float) -> None:
-        relay = _Relay(conn, send_lock, local, t0)
+    def _announce(self, conn, send_lock, pid: int, local: int, onnx: str | None, backend: str,
+                  version: str | None, t0: float) -> None:
+        relay = _Relay(conn, send_lock, local, t0, version)
         with self._lock:
             self.builds_seen += 1
             number = self.builds_seen
             self._relays[(pid, local)] = relay
             stopping = self._stopped_by_us is not None
         name = onnx or f"{self.name} #{number}"
-        spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local)
+        spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local,
+                            program=self.name)
         try:
             self.scheduler.submit(spec)
         except RuntimeError:  # shutting down
@@ -415,12 +457,23 @@ class ProgramRun:
         return relays
 
     def _follow(self, job) -> Outcome:
-        """The job's executor run: relay its events until its final state."""
+        """The job's executor run: relay its events, and the vitals of its process, until its final
+        state."""
         spec: ObservedSpec = job.spec
         with self._lock:
             relay = self._relays.get((spec.pid, spec.local))
         if relay is None:  # its process hung up before the job started
             return self._lost(job, time.monotonic())
+        # Not the build's own process: it runs the program too, before and after (own_process=False).
+        watch = watch_build(job.id, spec.pid, job.sink, self.vitals, own_process=False, t0=relay.t0)
+        try:
+            return self._relay(job, relay, watch.sink if watch is not None else job.sink)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def _relay(self, job, relay: _Relay, sink) -> Outcome:
+        spec: ObservedSpec = job.spec
         cancel_sent = False
         while True:
             if job.token.cancelled and not cancel_sent:
@@ -431,24 +484,28 @@ class ProgramRun:
             except queue.Empty:
                 continue
             if item is GONE:
-                return self._lost(job, relay.t0)
+                return self._lost(job, relay.t0, sink, relay.backend_version)
             for event in item:
                 event = replace(event, job=job.id)
-                job.sink(event)
+                sink(event)
                 if type(event) is StateChanged and event.state.final:
                     with self._lock:
                         self._relays.pop((spec.pid, spec.local), None)
                     return Outcome(event.state, error=event.error, detail=event.detail,
-                                   engine_bytes=event.engine_bytes)
+                                   engine_bytes=event.engine_bytes, backend=spec.options.backend,
+                                   backend_version=relay.backend_version)
 
-    def _lost(self, job, t0: float) -> Outcome:
+    def _lost(self, job, t0: float, sink=None, backend_version: str | None = None) -> Outcome:
         """The build's process ended before the build did."""
+        backend = job.spec.options.backend
         if self._stopped_by_us is not None or job.token.cancelled:
-            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {self._stopped_by_us or 'stopped'}")
+            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {self._stopped_by_us or 'stopped'}",
+                              backend=backend, backend_version=backend_version)
         else:
-            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build")
-        job.sink(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                              detail=outcome.detail))
+            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build",
+                              backend=backend, backend_version=backend_version)
+        (sink or job.sink)(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
+                                        detail=outcome.detail))
         return outcome
 
 

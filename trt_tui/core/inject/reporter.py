@@ -1,7 +1,7 @@
 """Inside the observed program: the one connection of this process to trt-tui.
 
 It connects on the first build of the process (a process that never builds never connects), sends
-`("hello", pid)`, then `("build", local_id, name, backend, t0)` as each build starts and its events in
+`("hello", pid)`, then `("build", local_id, name, backend, t0, backend_version)` as each build starts and its events in
 batches, `("events", [...])`, at most one batch per `BATCH_INTERVAL` (as the process executor's child
 does; each build has its own `EventBuffer`, since phase ids are per build). A build's last events are
 sent before the program gets its result back, so a program that exits right after still reported
@@ -52,7 +52,7 @@ class Reporter:
         threading.Thread(target=self._ship, name="trt-tui-run-sender", daemon=True).start()
         return True
 
-    def start_build(self, name: str | None, backend: str, t0: float):
+    def start_build(self, name: str | None, backend: str, version: str | None, t0: float):
         """Announce a build; returns (local id, sink, cancel flag), or None when nobody listens."""
         with self.lock:
             if not self._connect():
@@ -60,7 +60,7 @@ class Reporter:
             local = next(self.ids)
             buffer = self.buffers[local] = EventBuffer()
             token = self.tokens[local] = threading.Event()
-            if not self._send(("build", local, name, backend, t0)):
+            if not self._send(("build", local, name, backend, t0, version)):
                 return None
         wake = self.wake
 
