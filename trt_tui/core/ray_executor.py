@@ -36,9 +36,9 @@ from typing import Any
 from . import atomic, sidecar
 from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, check_output_writable, run_build
-from .events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step
+from .events import Log, State, StateChanged
+from .follower import Follower
 from .modelinfo import ModelInfoError, read_model_info
-from .phases import PhaseTree
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
@@ -172,7 +172,8 @@ def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
 class _Stream(threading.Thread):
     """The task's sender: what the build pushed goes to the relay at most every `BATCH_INTERVAL`, the
     first event after a quiet spell at once; every push (an empty one too, each `POLL_INTERVAL`)
-    answers whether the caller asked to cancel, and sets `cancel` if so."""
+    answers whether the caller asked to cancel, and sets `cancel` if so. The task's own WRITING and
+    final states stay here: the caller writes the engine, and reports that and how the build ended."""
 
     def __init__(self, job: int, buffer: EventBuffer, relay, rewrite, cancel: threading.Event) -> None:
         super().__init__(name="trt-tui-ray-sender", daemon=True)
@@ -182,6 +183,7 @@ class _Stream(threading.Thread):
     def ship(self, batch: list) -> None:
         import ray
 
+        batch = [e for e in batch if not (type(e) is StateChanged and (e.state.final or e.state is State.WRITING))]
         if ray.get(self.relay.push.remote(self.job, self.rewrite(batch))):
             self.cancel.set()
 
@@ -200,10 +202,10 @@ class _Stream(threading.Thread):
                 return
 
     def finish(self) -> None:
-        """The build is over: stop sending batches, ship what is left (the caller reports the final state)."""
+        """The build is over: stop sending batches, ship what is left."""
         self.done.set()
         self.join()
-        self.ship([e for e in self.buffer.drain() if not (type(e) is StateChanged and e.state.final)])
+        self.ship(self.buffer.drain())
 
 
 class _Renamer:
@@ -471,7 +473,7 @@ class RayExecutor:
         if missing:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: no node of the Ray cluster"
                                                                  f" has {missing}"))
-        follower = _Follower(job, time.monotonic(), self.cancel_grace)
+        follower = _Follower(job, time.monotonic())
         with task.lock:
             task.ref = self._remote.options(**self.resources.task_options(),
                                             name=f"trt-tui-build-{job.id}").remote(shipment, self._relay)
@@ -607,42 +609,14 @@ def _ship(job: int, spec: BuildSpec) -> _Shipment:
     return _Shipment(job, spec, files)
 
 
-class _Follower:
+class _Follower(Follower):
     """What the caller knows of one task's build, from its events alone."""
 
-    def __init__(self, job: BuildJob, submitted: float, cancel_grace: float) -> None:
-        self.job = job
-        self.t0 = submitted
-        self.cancel_grace = cancel_grace
-        self.tree = PhaseTree()
-        self.last_callback = submitted
-        self.last_state: State | None = None
-
-    def now(self) -> float:
-        return time.monotonic() - self.t0
-
-    def relay(self, batch: list) -> None:
-        for event in batch:
-            kind = type(event)
-            if kind is PhaseStart or kind is Step or kind is PhaseFinish:
-                self.tree.apply(event)
-                self.last_callback = time.monotonic()
-            elif kind is StateChanged:
-                if event.state.final or event.state is State.WRITING:
-                    continue  # the caller writes the engine, and reports that and the final state
-                self.last_state = event.state
-            self.job.sink(event)
-
     def verdict(self, forced: str | None, exc: BaseException | None) -> Outcome:
-        phase = self.tree.deepest_active()
-        path = [p.name for p in self.tree.path(phase)] if phase is not None else []
+        """How a build whose task ended without an outcome (forced, or lost) ended, in the user's words."""
         if forced is not None:
-            where = f"cancelled in {' › '.join(path)}" if path else "cancelled"
-            return Outcome(State.CANCELLED, detail=f"{where} ({forced})", cancelled_in=path)
-        doing = f"while building (in {path[-1]})" if path else {
-            State.PARSING: "while parsing", State.BUILDING: "while building",
-            State.WRITING: "while writing the engine"}.get(self.last_state, "while starting")
-        return Outcome(State.FAILED, error=f"{self.job.spec.model}: the Ray task was lost {doing}:"
+            return self.cancelled(forced)
+        return Outcome(State.FAILED, error=f"{self.job.spec.model}: the Ray task was lost {self.doing()}:"
                                            f" {_ray_reason(exc)}")
 
 
