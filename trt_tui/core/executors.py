@@ -343,5 +343,5 @@ def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANC
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 
-        return RayExecutor(cancel_grace=cancel_grace, **(ray or {}))
+        return RayExecutor(cancel_grace=cancel_grace, vitals=vitals, **(ray or {}))
     raise ValueError(f"unknown executor {name!r}")

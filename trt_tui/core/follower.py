@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from .build import Outcome
-from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
+from .events import PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
 from .phases import PhaseTree
 
 BuildJob = Any  # job.BuildJob, not imported: only its `sink` and `spec` are used
@@ -28,6 +28,9 @@ class Follower:
         self.tree = PhaseTree()
         self.last_callback = started  # when the last TensorRT callback came through (the cancel grace)
         self.last_state: StateChanged | None = None
+        # A build that samples its own process (a Ray task) sends its vitals with its events; the
+        # final state this side reports carries their peak, as a local watch's final state does.
+        self.peak_rss_bytes: int | None = None
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -40,6 +43,8 @@ class Follower:
                 self.last_callback = time.monotonic()
             elif kind is StateChanged:
                 self.last_state = event
+            elif kind is Vitals:
+                self.peak_rss_bytes = event.peak_rss_bytes or self.peak_rss_bytes
             self.sink(event)
 
     def phase_path(self) -> list[str]:

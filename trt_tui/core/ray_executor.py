@@ -11,6 +11,8 @@ thread ships what its `EventBuffer` accumulated as one list at most every `BATCH
 process does through its pipe), and the caller's worker thread takes them every `POLL_INTERVAL`. Each
 push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
 callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`.
+Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
+with the local builds' watch and its readings travel with the events.
 
 Where Ray runs: `address` (from --ray-address), else `$RAY_ADDRESS`, else a local Ray started on the
 first build and shut down by `close()`, leaving no Ray process behind. A Ray this process had already
@@ -39,6 +41,7 @@ from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, che
 from .events import Log, State, StateChanged
 from .follower import Follower
 from .modelinfo import ModelInfoError, read_model_info
+from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
@@ -104,7 +107,8 @@ def parse_resource(text: str) -> tuple[str, float]:
 
 
 class _Relay:
-    """The one actor per executor that carries events from tasks to the caller, and cancels back."""
+    """The one actor per executor that carries events from tasks to the caller, and cancels back.
+    Its methods are called through the actor handle (`relay.push.remote(...)`), never directly."""
 
     def __init__(self) -> None:
         self.batches: dict[int, list] = {}
@@ -122,6 +126,8 @@ class _Relay:
         self.cancelled.add(job)
 
     def forget(self, job: int) -> None:
+        """The caller took the job's last events: drop what is left of it (a forced task's last batch,
+        its cancel), so a long-running app's relay does not grow with every build."""
         self.batches.pop(job, None)
         self.cancelled.discard(job)
 
@@ -133,10 +139,16 @@ class _Shipment:
     job: int
     spec: BuildSpec
     files: dict[str, bytes]  # relative path in the work directory -> contents; the model first
+    vitals: VitalsConfig | None = DEFAULT_VITALS  # how the task samples its own process; None: not at all
 
 
 def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
-    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory."""
+    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory.
+
+    The worker samples its own vitals (the caller may be on another node): the same watch as a local
+    build's, on this process, whose readings go back with the build's events. The worker is this
+    build's alone (`max_calls=1`), so its peak RSS is the kernel's high-water mark; the CPU it spent
+    starting up, before the task, is not the build's."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller decides what a Ctrl-C means
     _remove_stale_workdirs()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -161,7 +173,16 @@ def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
         buffer = EventBuffer()
         stream = _Stream(job, buffer, relay, rename.events, cancel)
         stream.start()
-        outcome = run_build(job, local, buffer.push, cancel, writer=keep)
+        t0 = time.monotonic()
+        used = os.times()
+        watch = watch_build(job, os.getpid(), buffer.push, shipment.vitals, own_process=True, t0=t0,
+                            cpu_before=used.user + used.system)
+        try:
+            outcome = run_build(job, local, watch.sink if watch is not None else buffer.push, cancel, t0=t0,
+                                writer=keep)
+        finally:
+            if watch is not None:
+                watch.stop()
         stream.finish()
         outcome = replace(outcome, error=rename.text(outcome.error), detail=rename.text(outcome.detail))
         return outcome, (engine[0] if engine and outcome.state is State.SUCCEEDED else None)
@@ -364,11 +385,14 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
-                 resources: RayResources | None = None, local_cpus: int | None = None) -> None:
+                 resources: RayResources | None = None, local_cpus: int | None = None,
+                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all."""
         if not ray_available():
             raise RuntimeError(RAY_MISSING)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.cancel_grace = cancel_grace
+        self.vitals = vitals
         self.resources = resources or RayResources()
         self.local_cpus = local_cpus
         self._lock = threading.Lock()
@@ -461,7 +485,7 @@ class RayExecutor:
 
         spec = job.spec
         try:
-            shipment = _ship(job.id, spec)
+            shipment = _ship(job.id, spec, self.vitals)
         except BuildError as exc:
             return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
         try:
@@ -505,7 +529,7 @@ class RayExecutor:
                                                               " was not written"), None
         if outcome.state is State.SUCCEEDED:
             outcome = self._write(job, outcome, engine, follower)
-        return _finish(job, follower.now(), outcome)
+        return _finish(job, follower.now(), outcome, follower.peak_rss_bytes)
 
     def _write(self, job: BuildJob, outcome: Outcome, engine: bytes | None, follower: _Follower) -> Outcome:
         spec = job.spec
@@ -576,7 +600,7 @@ def _here() -> dict:
         return {}
 
 
-def _ship(job: int, spec: BuildSpec) -> _Shipment:
+def _ship(job: int, spec: BuildSpec, vitals: VitalsConfig | None = DEFAULT_VITALS) -> _Shipment:
     """Read the model and its external data here: the task's node may not see this filesystem."""
     model = spec.model
     check_output_writable(spec.output)  # the engine is written here, after the build
@@ -606,7 +630,7 @@ def _ship(job: int, spec: BuildSpec) -> _Shipment:
             files[name] = path.read_bytes()
         except OSError:
             raise BuildError(f"{model}: external data file {path} does not exist") from None
-    return _Shipment(job, spec, files)
+    return _Shipment(job, spec, files, vitals)
 
 
 class _Follower(Follower):
@@ -632,7 +656,7 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _finish(job: BuildJob, t: float, outcome: Outcome) -> Outcome:
+def _finish(job: BuildJob, t: float, outcome: Outcome, peak_rss_bytes: int | None = None) -> Outcome:
     job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
-                          engine_bytes=outcome.engine_bytes))
+                          engine_bytes=outcome.engine_bytes, peak_rss_bytes=peak_rss_bytes))
     return outcome
