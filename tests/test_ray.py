@@ -20,7 +20,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
 from trt_tui.core.build import BuildSpec  # noqa: E402
-from trt_tui.core.events import PhaseStart, State, StateChanged, Vitals  # noqa: E402
+from trt_tui.core.events import PhaseStart, StackDump, State, StateChanged, Vitals  # noqa: E402
 from trt_tui.core.executors import ThreadExecutor, make_executor  # noqa: E402
 from trt_tui.core.history import History  # noqa: E402
 from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
@@ -295,6 +295,29 @@ def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):
         history.close()
     assert record.peak_rss_bytes == final.peak_rss_bytes
     assert record.cpu_seconds == cpu[-1]
+
+
+def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_dir, tmp_path):
+    """--stack-after reaches the task: in DenseNet's long silent step the worker's own watch takes its
+    stacks with py-spy and they come back with the events, as the app's `s` and the log show them."""
+    executor = RayExecutor(vitals=VitalsConfig(interval=0.2, stack_after=0.5))
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    recorder = Recorder()
+    scheduler.subscribe(recorder)
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", tmp_path / "d.engine"))
+    deadline = time.monotonic() + TIMEOUT
+    while not [e for e in recorder.events(job.id) if type(e) is StackDump] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    scheduler.cancel(job.id)
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    events = recorder.events(job.id)
+    stacks = [e for e in events if type(e) is StackDump]
+    assert stacks, "no stack came back from the task"
+    [pid] = {e.pid for e in events if type(e) is Vitals}
+    assert stacks[0].pid == pid != os.getpid()
+    assert f"Process {pid}" in stacks[0].text and "Thread" in stacks[0].text, stacks[0].text[:500]
+    assert job.state is State.CANCELLED, job.outcome
 
 
 def test_vitals_off_means_no_readings_from_the_task(local_ray, sample_dir, tmp_path):
