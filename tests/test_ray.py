@@ -26,7 +26,7 @@ from trt_tui.core.history import History  # noqa: E402
 from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
 from trt_tui.core.scheduler import Scheduler  # noqa: E402
 from trt_tui.core.session import make_session  # noqa: E402
-from trt_tui.core.vitals import VitalsConfig  # noqa: E402
+from trt_tui.core.vitals import VitalsConfig, dump_stack  # noqa: E402
 
 TIMEOUT = 180.0
 RAY_NAMES = ("raylet", "gcs_server")
@@ -299,7 +299,8 @@ def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):
 
 def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_dir, tmp_path):
     """--stack-after reaches the task: in DenseNet's long silent step the worker's own watch takes its
-    stacks with py-spy and they come back with the events, as the app's `s` and the log show them."""
+    stacks with py-spy and they come back with the events, as the app's `s` and the log show them.
+    On this machine the worker can be read from here too: `pid_of` names it, as the app's `s` asks."""
     executor = RayExecutor(vitals=VitalsConfig(interval=0.2, stack_after=0.5))
     scheduler = Scheduler(max_jobs=1, executor=executor)
     recorder = Recorder()
@@ -308,6 +309,8 @@ def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_di
     deadline = time.monotonic() + TIMEOUT
     while not [e for e in recorder.events(job.id) if type(e) is StackDump] and time.monotonic() < deadline:
         time.sleep(0.1)
+    running = executor.pid_of(job)
+    read_here = dump_stack(running) if running is not None else ""
     scheduler.cancel(job.id)
     assert scheduler.wait(TIMEOUT)
     scheduler.shutdown(timeout=30)
@@ -318,6 +321,24 @@ def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_di
     assert stacks[0].pid == pid != os.getpid()
     assert f"Process {pid}" in stacks[0].text and "Thread" in stacks[0].text, stacks[0].text[:500]
     assert job.state is State.CANCELLED, job.outcome
+    assert running == pid, "pid_of did not name the local worker"
+    assert f"Process {pid}" in read_here and "Thread" in read_here, read_here[:500]
+    assert executor.pid_of(job) is None, "pid_of named a worker after its build ended"
+
+
+def test_pid_of_names_no_process_that_is_not_this_jobs_worker():
+    """A reading's pid is the worker's on its own node: where that pid here is some other process
+    (the worker is on another node), `pid_of` names nothing rather than the wrong process."""
+    from types import SimpleNamespace
+
+    from trt_tui.core.ray_executor import _Follower, _Task
+
+    executor = RayExecutor()
+    job = SimpleNamespace(id=5, sink=lambda event: None)
+    task = executor._tasks[job.id] = _Task()
+    task.follower = _Follower(job, time.monotonic())
+    task.follower.relay([Vitals(job.id, 0.1, os.getpid(), 50.0, 1 << 28, 1 << 28, 8, "working")])
+    assert executor.pid_of(job) is None
 
 
 def test_vitals_off_means_no_readings_from_the_task(local_ray, sample_dir, tmp_path):

@@ -28,9 +28,9 @@ class Follower:
         self.tree = PhaseTree()
         self.last_callback = started  # when the last TensorRT callback came through (the cancel grace)
         self.last_state: StateChanged | None = None
-        # A build that samples its own process (a Ray task) sends its vitals with its events; the
-        # final state this side reports carries their peak, as a local watch's final state does.
-        self.peak_rss_bytes: int | None = None
+        # A build that samples its own process (a Ray task) sends its vitals with its events: the
+        # latest says which process builds, and its peak goes on the final state this side reports.
+        self.last_vitals: Vitals | None = None
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -44,8 +44,14 @@ class Follower:
             elif kind is StateChanged:
                 self.last_state = event
             elif kind is Vitals:
-                self.peak_rss_bytes = event.peak_rss_bytes or self.peak_rss_bytes
+                self.last_vitals = event
             self.sink(event)
+
+    @property
+    def peak_rss_bytes(self) -> int | None:
+        """The peak of the latest reading that came with the events; None where none did."""
+        last = self.last_vitals
+        return last.peak_rss_bytes if last is not None and last.peak_rss_bytes else None
 
     def phase_path(self) -> list[str]:
         """The names from the top phase down to the deepest one still running."""

@@ -299,6 +299,7 @@ class _Task:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.ref = None  # the task's ObjectRef, once submitted
+        self.follower: _Follower | None = None  # what its events said so far, once submitted
         self.forced: str | None = None
         self.cancel_sent = False
         self.relay_lost = False
@@ -462,6 +463,23 @@ class RayExecutor:
             task = self._tasks.get(job.id)
         return task is not None and task.stop(FORCED)
 
+    def pid_of(self, job: BuildJob) -> int | None:
+        """The worker building `job`, where it runs on this machine (a local Ray, or this node of a
+        cluster), so that its stacks can be read here; None elsewhere, or before its first vitals.
+        Its readings name its pid on its own node; the process of that pid here is the worker only if
+        Ray titled it after this job's task."""
+        with self._lock:
+            task = self._tasks.get(job.id)
+        vitals = task.follower.last_vitals if task is not None and task.follower is not None else None
+        if vitals is None:
+            return None
+        try:
+            with open(f"/proc/{vitals.pid}/cmdline", "rb") as f:
+                title = f.read().split(b"\0", 1)[0]
+        except OSError:
+            return None
+        return vitals.pid if title == f"ray::{_task_name(job.id)}".encode() else None
+
     # -- one build -------------------------------------------------------------------------------
 
     def run(self, job: BuildJob) -> Outcome:
@@ -497,10 +515,10 @@ class RayExecutor:
         if missing:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: no node of the Ray cluster"
                                                                  f" has {missing}"))
-        follower = _Follower(job, time.monotonic())
+        follower = task.follower = _Follower(job, time.monotonic())
         with task.lock:
             task.ref = self._remote.options(**self.resources.task_options(),
-                                            name=f"trt-tui-build-{job.id}").remote(shipment, self._relay)
+                                            name=_task_name(job.id)).remote(shipment, self._relay)
             ref = task.ref
             forced = task.forced is not None
         if forced:
@@ -585,6 +603,11 @@ class RayExecutor:
                     return f"a GPU of type {name.split(':', 1)[1]}"
                 return f"resource {name}={amount:g} (the cluster has {totals.get(name, 0.0):g})"
         return None
+
+
+def _task_name(job: int) -> str:
+    """What Ray calls the task, and titles its worker while it runs (`ray::NAME`)."""
+    return f"trt-tui-build-{job}"
 
 
 def _here() -> dict:
