@@ -4,7 +4,9 @@
   actor), once.
 - `start-up` and `wall`: submit → PARSING, → BUILDING, → final, on MNIST and ResNet-50, interleaved
   (process, ray, ...), after one warm-up each. Ray's figures include shipping the model's bytes to the
-  task and the engine's bytes back, and writing it here.
+  task and the engine's bytes back, and writing it here. With each build's vitals as the history
+  records them: the peak RSS on its final state, the CPU time of its last reading (default sampling:
+  the process executor's parent reads the child; a Ray task reads its own worker).
 - `events per second`: a synthetic task drives the real `MonitorState` from one thread as fast as it
   can for `duration` seconds, streamed by the real `_Stream` through the real relay into a `Scheduler`:
   events pushed in the task, events and batches delivered, and push → delivery latency (the clock is
@@ -65,7 +67,7 @@ def start_ray() -> dict:
 
 def wall(models: Path, reps: int) -> dict:
     from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import State, StateChanged
+    from trt_tui.core.events import State, StateChanged, Vitals
     from trt_tui.core.executors import ProcessExecutor
     from trt_tui.core.ray_executor import RayExecutor
     from trt_tui.core.scheduler import Scheduler
@@ -90,6 +92,10 @@ def wall(models: Path, reps: int) -> dict:
                     for e in events:
                         if type(e) is StateChanged:
                             stamps.setdefault(e.state, now)
+                            if e.state.final:
+                                stamps["peak_rss_mib"] = (e.peak_rss_bytes or 0) / 2**20
+                        elif type(e) is Vitals:
+                            stamps["cpu_s"] = e.cpu_seconds
 
                 scheduler = Scheduler(max_jobs=1, executor=executor, cache=None, pump_interval=0.01)
                 scheduler.subscribe(stamp)
@@ -105,10 +111,13 @@ def wall(models: Path, reps: int) -> dict:
                     first_connect = stamps[State.PARSING] - t
                 if rep == 0:
                     continue
-                row = rows.setdefault(f"{name}/{model}", {"parsing": [], "building": [], "final": []})
+                row = rows.setdefault(f"{name}/{model}", {"parsing": [], "building": [], "final": [],
+                                                          "peak_rss_mib": [], "cpu_s": []})
                 row["parsing"].append(stamps[State.PARSING] - t)
                 row["building"].append(stamps[State.BUILDING] - t)
                 row["final"].append(job.finished - t)
+                row["peak_rss_mib"].append(stamps.get("peak_rss_mib", 0.0))
+                row["cpu_s"].append(stamps.get("cpu_s", 0.0))
     RayExecutor.close(kept)
     out = {k: {s: summary(v) for s, v in r.items()} for k, r in rows.items()}
     out["ray_first_build_to_parsing_s"] = first_connect

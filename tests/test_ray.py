@@ -20,15 +20,18 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
 from trt_tui.core.build import BuildSpec  # noqa: E402
-from trt_tui.core.events import PhaseStart, State  # noqa: E402
+from trt_tui.core.events import PhaseStart, StackDump, State, StateChanged, Vitals  # noqa: E402
 from trt_tui.core.executors import ThreadExecutor, make_executor  # noqa: E402
 from trt_tui.core.history import History  # noqa: E402
 from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
 from trt_tui.core.scheduler import Scheduler  # noqa: E402
 from trt_tui.core.session import make_session  # noqa: E402
+from trt_tui.core.vitals import VitalsConfig, dump_stack  # noqa: E402
 
 TIMEOUT = 180.0
 RAY_NAMES = ("raylet", "gcs_server")
+FINAL_STATES = ("cancelled", "succeeded", "failed")
+REFIT = "Determining refit engines"  # the long silent step of the DenseNet build (TensorRT-RTX 1.7)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +104,7 @@ def test_two_builds_through_ray_equal_local_builds(executor, sample_dir, tmp_pat
     # The engines and the sidecars that mark them as trt-tui's own; no temporary left.
     assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
         "mnist.engine", "mnist.engine.build.json", "resnet50.engine", "resnet50.engine.build.json"]
+    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events"
 
 
 def test_phase_events_arrive_while_the_build_runs(executor, sample_dir, tmp_path):
@@ -131,6 +135,7 @@ def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_di
     assert job.outcome.detail.startswith("cancelled")
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events or cancel"
 
 
 def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
@@ -153,12 +158,47 @@ def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def relay_holds(executor: RayExecutor) -> tuple[dict, set]:
+    """What the executor's relay actor still keeps: events per job, and jobs asked to cancel."""
+    return ray.get(executor._relay.__ray_call__.remote(lambda relay: (relay.batches, relay.cancelled)))
+
+
 def worker_of(job_id: int) -> psutil.Process | None:
     """The Ray worker running build `job_id` (Ray titles it after the task's name)."""
     for proc in psutil.process_iter(["cmdline"]):
         if f"trt-tui-build-{job_id}" in " ".join(proc.info["cmdline"] or []):
             return proc
     return None
+
+
+def test_a_cancel_unanswered_for_the_grace_forces_the_task(executor, sample_dir, tmp_path):
+    """Ctrl-C inside DenseNet's long silent step: TensorRT cannot answer, so once `cancel_grace` (0.5 s)
+    passes without a callback the task is cancelled with force=True and the build ends cancelled there."""
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    in_refit = threading.Event()
+
+    def note_refit(job, events) -> None:
+        if any(type(e) is PhaseStart and e.name == REFIT for e in events):
+            in_refit.set()
+
+    scheduler.subscribe(note_refit)
+    out = tmp_path / "g.engine"
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", out))
+    assert in_refit.wait(TIMEOUT), job.outcome
+    time.sleep(0.2)
+    worker = worker_of(job.id)
+    scheduler.cancel(job.id)
+    asked = time.monotonic()
+    assert scheduler.wait(TIMEOUT)
+    took = job.finished - asked
+    print(f"cancel forced after {took:.2f} s (grace 0.5 s)")
+    scheduler.shutdown(timeout=30)
+    assert job.state is State.CANCELLED, job.outcome
+    assert "forced: no TensorRT callback for 0.5 s after the cancel" in job.outcome.detail, job.outcome.detail
+    assert job.outcome.cancelled_in[-1] == REFIT, job.outcome
+    assert 0.4 < took < 3.0, f"cancelled {took:.2f}s after it was asked (grace 0.5 s)"
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert worker is not None and gone([worker], 10.0) == [], "the worker outlived its forced cancel"
 
 
 def test_a_lost_task_fails_with_the_reason(executor, sample_dir, tmp_path):
@@ -214,6 +254,104 @@ def test_cache_and_history_work_through_ray(executor, sample_dir, tmp_path):
         assert history.expected_phases(sample_dir / "mnist.onnx"), "no phase timings were recorded"
     finally:
         history.close()
+
+
+def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):
+    """The caller may be on another node than the build: the task samples its own worker, and the readings
+    come back while it builds, with a plausible RSS and CPU time, the peak on the final state and in the
+    history, as for a local build."""
+    executor = RayExecutor(vitals=VitalsConfig(interval=0.2))
+    session = make_session(1, history=tmp_path / "h.db", executor_obj=executor)
+    recorder = Recorder()
+    session.scheduler.subscribe(recorder)
+    started = time.monotonic()
+    job = session.scheduler.submit(BuildSpec(sample_dir / "resnet50.onnx", tmp_path / "r.engine"))
+    assert session.scheduler.wait(TIMEOUT)
+    took = time.monotonic() - started
+    session.close()
+    executor.close()
+    assert job.state is State.SUCCEEDED, job.outcome
+    with recorder.lock:
+        vitals = [(e, state) for _, e, state in recorder.seen if type(e) is Vitals]
+        [final] = [e for _, e, _ in recorder.seen if type(e) is StateChanged and e.state.final]
+    readings = [e for e, _ in vitals]
+    assert len(readings) >= 3, readings
+    assert any(state is State.BUILDING for _, state in vitals), "the readings came only after the build"
+    [pid] = {e.pid for e in readings}
+    assert pid != os.getpid(), "the caller sampled itself, not the task's worker"
+    assert all(e.verdict == "working" for e in readings)
+    cpu = [e.cpu_seconds for e in readings]
+    assert cpu == sorted(cpu)
+    assert cpu[0] < 0.3, f"the worker's start-up was counted as the build's CPU time ({cpu[0]:.2f} s)"
+    assert 0.5 < cpu[-1] < took * (os.cpu_count() or 1), cpu[-1]
+    largest = max(e.rss_bytes for e in readings)
+    assert 150 << 20 < largest < 32 << 30, f"RSS {largest} for a build of a 100 MB model"
+    assert all(e.peak_rss_bytes >= e.rss_bytes for e in readings)
+    assert final.peak_rss_bytes == readings[-1].peak_rss_bytes >= largest
+    history = History(tmp_path / "h.db")
+    try:
+        [record] = history.successes(sample_dir / "resnet50.onnx")
+    finally:
+        history.close()
+    assert record.peak_rss_bytes == final.peak_rss_bytes
+    assert record.cpu_seconds == cpu[-1]
+
+
+def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_dir, tmp_path):
+    """--stack-after reaches the task: in DenseNet's long silent step the worker's own watch takes its
+    stacks with py-spy and they come back with the events, as the app's `s` and the log show them.
+    On this machine the worker can be read from here too: `pid_of` names it, as the app's `s` asks."""
+    executor = RayExecutor(vitals=VitalsConfig(interval=0.2, stack_after=0.5))
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    recorder = Recorder()
+    scheduler.subscribe(recorder)
+    job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", tmp_path / "d.engine"))
+    deadline = time.monotonic() + TIMEOUT
+    while not [e for e in recorder.events(job.id) if type(e) is StackDump] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    running = executor.pid_of(job)
+    read_here = dump_stack(running) if running is not None else ""
+    scheduler.cancel(job.id)
+    assert scheduler.wait(TIMEOUT)
+    scheduler.shutdown(timeout=30)
+    events = recorder.events(job.id)
+    stacks = [e for e in events if type(e) is StackDump]
+    assert stacks, "no stack came back from the task"
+    [pid] = {e.pid for e in events if type(e) is Vitals}
+    assert stacks[0].pid == pid != os.getpid()
+    assert f"Process {pid}" in stacks[0].text and "Thread" in stacks[0].text, stacks[0].text[:500]
+    assert job.state is State.CANCELLED, job.outcome
+    assert running == pid, "pid_of did not name the local worker"
+    assert f"Process {pid}" in read_here and "Thread" in read_here, read_here[:500]
+    assert executor.pid_of(job) is None, "pid_of named a worker after its build ended"
+
+
+def test_pid_of_names_no_process_that_is_not_this_jobs_worker():
+    """A reading's pid is the worker's on its own node: where that pid here is some other process
+    (the worker is on another node), `pid_of` names nothing rather than the wrong process."""
+    from types import SimpleNamespace
+
+    from trt_tui.core.ray_executor import _Follower, _Task
+
+    executor = RayExecutor()
+    job = SimpleNamespace(id=5, sink=lambda event: None)
+    task = executor._tasks[job.id] = _Task()
+    task.follower = _Follower(job, time.monotonic())
+    task.follower.relay([Vitals(job.id, 0.1, os.getpid(), 50.0, 1 << 28, 1 << 28, 8, "working")])
+    assert executor.pid_of(job) is None
+
+
+def test_vitals_off_means_no_readings_from_the_task(local_ray, sample_dir, tmp_path):
+    executor = RayExecutor(vitals=None)
+    recorder = Recorder()
+    try:
+        [job] = build_all(executor, [(sample_dir / "mnist.onnx", tmp_path / "m.engine")], recorder)
+    finally:
+        executor.close()
+    assert job.state is State.SUCCEEDED, job.outcome
+    events = recorder.events(job.id)
+    assert not [e for e in events if type(e) is Vitals]
+    assert [e.peak_rss_bytes for e in events if type(e) is StateChanged and e.state.final] == [None]
 
 
 def test_bad_model_fails_with_the_users_path(executor, not_onnx_models, tmp_path):
@@ -278,18 +416,64 @@ def test_cli_ctrl_c_cancels_within_the_grace_and_leaves_no_ray(cli_env, trt_tui_
         assert any(_name(p) == "raylet" for p in spawned), [_name(p) for p in spawned]
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
+        for line in proc.stdout:
+            if not line.startswith("{"):
+                continue
+            lines.append(json.loads(line))
+            if lines[-1]["event"] == "state" and lines[-1]["state"] in FINAL_STATES:
+                break
+        ended = time.monotonic() - sent
         out, err = proc.communicate(timeout=60)
         took = time.monotonic() - sent
     finally:
         proc.kill()
     lines += [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     assert proc.returncode == 130, err
-    final = [x for x in lines if x["event"] == "state" and x["state"] in ("cancelled", "succeeded", "failed")]
+    final = [x for x in lines if x["event"] == "state" and x["state"] in FINAL_STATES]
     assert [x["state"] for x in final] == ["cancelled"], final
     assert "Traceback" not in err
+    # The grace (0.5 s) and Ray's forced cancel: the worker killed, its task's error back to the caller.
+    assert ended < 3.0, f"the build ended {ended:.1f}s after Ctrl-C"
     assert took < 15.0, f"exit took {took:.1f}s after Ctrl-C"
+    vitals = [x for x in lines if x["event"] == "vitals"]
+    assert vitals and all(x["rss_bytes"] > 50 << 20 for x in vitals), "no vitals came back from the task"
     assert not engine.exists() and list(engine.parent.iterdir()) == []
     assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+
+
+def test_cli_build_through_ray_records_vitals_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """A run that ends by itself shuts its local Ray down; the history row of a Ray build has its vitals."""
+    model, engine, db = sample_dir / "mnist.onnx", tmp_path / "mnist.engine", tmp_path / "h.db"
+    proc = subprocess.Popen([*trt_tui_command, "build", str(model), "-o", str(engine), "--executor", "ray",
+                             "--json", "--history", str(db)], env={**cli_env, "RAY_ADDRESS": ""},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: dict[int, psutil.Process] = {}
+    names: set[str] = set()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while proc.poll() is None and time.monotonic() < deadline:  # Ray's processes, as they come
+            for each in ray_processes_under(proc.pid):
+                seen[each.pid] = each
+                names.add(_name(each))
+            time.sleep(0.1)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    [final] = [x for x in events if x["event"] == "state" and x["state"] in FINAL_STATES]
+    assert final["state"] == "succeeded", final
+    assert [x for x in events if x["event"] == "vitals"], "no vitals came back from the task"
+    assert "raylet" in names, names
+    assert gone(list(seen.values()), 10.0) == [], "Ray processes outlived the run"
+    history = History(db)
+    try:
+        [record] = history.successes(model)
+    finally:
+        history.close()
+    assert record.peak_rss_bytes and record.peak_rss_bytes > 100 << 20, record
+    assert record.cpu_seconds and record.cpu_seconds > 0, record
+    assert record.engine_bytes == engine.stat().st_size
 
 
 def test_cli_ray_options_need_the_ray_executor(cli_env, trt_tui_command, sample_dir, tmp_path):
@@ -323,21 +507,27 @@ async def test_app_builds_through_ray(local_ray, sample_dir, tmp_path):
         assert view.state is State.SUCCEEDED, view.error
         labels = "\n".join(app.phase_view.labels())
         assert "Building engine" in labels and "Optimizing graph" in labels
+        assert view.vitals, "no vitals reached the app from the task"
+        assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
         await pilot.press("q")
     assert app.return_code == 0
     assert (tmp_path / "mnist.engine").stat().st_size > 100_000
 
 
 def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """Also: --vitals-interval 0 reaches the task, which then samples nothing."""
     os.link(sample_dir / "mnist.onnx", tmp_path / "mnist.onnx")
-    proc = subprocess.Popen([*trt_tui_command, "watch", str(tmp_path), "--executor", "ray", "--json"],
+    proc = subprocess.Popen([*trt_tui_command, "watch", str(tmp_path), "--executor", "ray", "--json",
+                             "--vitals-interval", "0"],
                             env={**cli_env, "RAY_ADDRESS": ""}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     states = []
+    kinds = set()
     try:
         deadline = time.monotonic() + TIMEOUT
         for line in proc.stdout:
             event = json.loads(line) if line.startswith("{") else {}
+            kinds.add(event.get("event"))
             if event.get("event") == "state":
                 states.append(event["state"])
             if states and states[-1] in ("succeeded", "failed"):
@@ -355,6 +545,7 @@ def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command
     assert (tmp_path / "mnist.engine").stat().st_size > 100_000
     assert "raylet" in names, names
     assert gone(spawned, 10.0) == [], "Ray processes outlived the watch"
+    assert "phase_start" in kinds and "vitals" not in kinds, kinds
 
 
 def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
@@ -384,6 +575,14 @@ def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_comm
     assert "raylet" in names and any(n.startswith("ray::") for n in names), names
     assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
     assert list(tmp_path.iterdir()) == []
+
+
+def cluster_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """The environment for a child that starts a cluster with `ray.cluster_utils.Cluster`, as a user's
+    shell has it. An in-process `ray.init` (the `local_ray` fixture) sets RAY_AUTH_MODE=token in this
+    process's environment; a child inheriting it, with cli_env's empty HOME, has no token to start a
+    cluster with (`ray.init` makes one, `Cluster` does not)."""
+    return {k: v for k, v in cli_env.items() if k != "RAY_AUTH_MODE"}
 
 
 NODE_LOSS = """
@@ -420,7 +619,7 @@ def test_a_task_lost_with_its_node_fails_with_the_reason(cli_env, sample_dir, tm
     """A second node of a local two-node cluster is removed while it builds: the build fails, saying why."""
     out = tmp_path / "d.engine"
     result = subprocess.run([sys.executable, "-c", NODE_LOSS, str(sample_dir / "densenet.onnx"), str(out)],
-                            env=cli_env, capture_output=True, text=True, timeout=TIMEOUT)
+                            env=cluster_env(cli_env), capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     [line] = [x for x in result.stdout.splitlines() if x.startswith("RESULT ")]
     outcome = json.loads(line[len("RESULT "):])
@@ -428,6 +627,49 @@ def test_a_task_lost_with_its_node_fails_with_the_reason(cli_env, sample_dir, tm
     assert outcome["error"].startswith(f"{sample_dir / 'densenet.onnx'}: the Ray task was lost while building"), outcome
     assert "NodeDiedError" in outcome["error"] and "\n" not in outcome["error"], outcome["error"]
     assert not out.exists()
+
+
+EXISTING_CLUSTER = """
+import json, os, subprocess, sys
+import ray
+from ray.cluster_utils import Cluster
+
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"sm_89": 1},
+                                                        "include_dashboard": False})
+try:
+    out, command = sys.argv[1], sys.argv[2:]
+    runs = [subprocess.run(command + ["-o", f"{out}/by-option.engine", "--ray-address", cluster.address],
+                           capture_output=True, text=True, timeout=300),
+            subprocess.run(command + ["-o", f"{out}/by-variable.engine"], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "RAY_ADDRESS": cluster.address})]
+    ray.init(address=cluster.address, log_to_driver=False)
+    alive = [node["Alive"] for node in ray.nodes()]
+    print("RESULT " + json.dumps({"runs": [(r.returncode, r.stdout, r.stderr[-3000:]) for r in runs],
+                                  "alive": alive}), flush=True)
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+"""
+
+
+def test_cli_builds_on_an_existing_cluster_and_leaves_it_running(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """README's way: a cluster started on its own, named by `--ray-address` and then by `$RAY_ADDRESS`,
+    and a resource its node offers; each run disconnects from the cluster and does not stop it."""
+    command = [*trt_tui_command, "build", str(sample_dir / "mnist.onnx"), "--executor", "ray", "--json",
+               "--ray-resource", "sm_89", "--history", str(tmp_path / "h.db")]
+    result = subprocess.run([sys.executable, "-c", EXISTING_CLUSTER, str(tmp_path), *command],
+                            env={**cluster_env(cli_env), "RAY_ADDRESS": ""}, capture_output=True, text=True, timeout=TIMEOUT * 2)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("RESULT ")]
+    outcome = json.loads(line[len("RESULT "):])
+    for rc, out, err in outcome["runs"]:
+        assert rc == 0, err
+        events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+        assert [x["state"] for x in events if x["event"] == "state" and x["state"] in FINAL_STATES] == ["succeeded"]
+        assert [x for x in events if x["event"] == "vitals"], "no vitals came back from the task"
+    for name in ("by-option.engine", "by-variable.engine"):
+        assert (tmp_path / name).stat().st_size > 100_000
+    assert outcome["alive"] == [True], "a run stopped a cluster it had only connected to"
 
 
 def test_cli_unreachable_ray_address_fails_in_one_line_at_once(cli_env, trt_tui_command, sample_dir, tmp_path):

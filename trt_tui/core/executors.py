@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
-from .events import PhaseFinish, PhaseStart, State, StateChanged, Step
+from .events import State, StateChanged
+from .follower import Follower
 from .malloc import limit_arenas
-from .phases import PhaseTree
 from .pool import WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
@@ -217,21 +217,15 @@ class ProcessExecutor:
                 watch.stop()
 
 
-class _Follower:
+class _Follower(Follower):
     """What the parent knows of one child's build, from its messages alone."""
 
     def __init__(self, job: BuildJob, spawned: float, cancel_grace: float, watch=None) -> None:
-        self.job = job
-        self.watch = watch  # the child's vitals; the job's events pass through it
-        self.sink = watch.sink if watch is not None else job.sink
+        # t0 is `spawned` until the child says when its build started. The child's vitals are sampled
+        # here: its events pass through `watch` on their way to the job.
+        super().__init__(job, spawned, watch.sink if watch is not None else None)
+        self.watch = watch
         self.cancel_grace = cancel_grace
-        self.t0 = spawned  # until the child says when its build started
-        self.tree = PhaseTree()
-        self.last_callback = spawned
-        self.last_state: StateChanged | None = None
-
-    def now(self) -> float:
-        return time.monotonic() - self.t0
 
     def follow(self, events, control, process, running: _Child) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None)."""
@@ -251,7 +245,7 @@ class _Follower:
                         pass
                     return payload
                 if kind == "events":
-                    self._relay(payload)
+                    self.relay(payload)
                 elif kind == "started":
                     self.t0 = payload
                     if self.watch is not None:
@@ -270,16 +264,6 @@ class _Follower:
                     running.stop(f"forced: no TensorRT callback for {self.cancel_grace:g} s after the"
                                  " cancel; the child process was stopped")
 
-    def _relay(self, batch: list) -> None:
-        for event in batch:
-            kind = type(event)
-            if kind is PhaseStart or kind is Step or kind is PhaseFinish:
-                self.tree.apply(event)
-                self.last_callback = time.monotonic()
-            elif kind is StateChanged:
-                self.last_state = event
-            self.sink(event)
-
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
         last = self.last_state
@@ -289,22 +273,9 @@ class _Follower:
 
     def verdict(self, forced: str | None, exitcode: int | None) -> Outcome:
         """How a build whose child ended without an outcome ended, in the user's words."""
-        phase = self.tree.deepest_active()
-        path = [p.name for p in self.tree.path(phase)] if phase is not None else []
         if forced is not None:
-            where = f"cancelled in {' › '.join(path)}" if path else "cancelled"
-            return Outcome(State.CANCELLED, detail=f"{where} ({forced})", cancelled_in=path)
-        state = self.last_state.state if self.last_state is not None else None
-        if path:
-            doing = f"while building (in {path[-1]})"
-        elif state is State.PARSING:
-            doing = "while parsing"
-        elif state is State.BUILDING:
-            doing = "while building"
-        elif state is State.WRITING:
-            doing = "while writing the engine"
-        else:
-            doing = "while starting"
+            return self.cancelled(forced)
+        doing = self.doing()
         model = self.job.spec.model
         if exitcode is not None and exitcode < 0:
             name = _signal_name(-exitcode)
@@ -372,5 +343,5 @@ def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANC
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 
-        return RayExecutor(cancel_grace=cancel_grace, **(ray or {}))
+        return RayExecutor(cancel_grace=cancel_grace, vitals=vitals, **(ray or {}))
     raise ValueError(f"unknown executor {name!r}")

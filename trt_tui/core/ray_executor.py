@@ -11,6 +11,8 @@ thread ships what its `EventBuffer` accumulated as one list at most every `BATCH
 process does through its pipe), and the caller's worker thread takes them every `POLL_INTERVAL`. Each
 push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
 callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`.
+Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
+with the local builds' watch and its readings travel with the events.
 
 Where Ray runs: `address` (from --ray-address), else `$RAY_ADDRESS`, else a local Ray started on the
 first build and shut down by `close()`, leaving no Ray process behind. A Ray this process had already
@@ -36,9 +38,10 @@ from typing import Any
 from . import atomic, sidecar
 from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, check_output_writable, run_build
-from .events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step
+from .events import Log, State, StateChanged
+from .follower import Follower
 from .modelinfo import ModelInfoError, read_model_info
-from .phases import PhaseTree
+from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
@@ -104,7 +107,8 @@ def parse_resource(text: str) -> tuple[str, float]:
 
 
 class _Relay:
-    """The one actor per executor that carries events from tasks to the caller, and cancels back."""
+    """The one actor per executor that carries events from tasks to the caller, and cancels back.
+    Its methods are called through the actor handle (`relay.push.remote(...)`), never directly."""
 
     def __init__(self) -> None:
         self.batches: dict[int, list] = {}
@@ -122,6 +126,8 @@ class _Relay:
         self.cancelled.add(job)
 
     def forget(self, job: int) -> None:
+        """The caller took the job's last events: drop what is left of it (a forced task's last batch,
+        its cancel), so a long-running app's relay does not grow with every build."""
         self.batches.pop(job, None)
         self.cancelled.discard(job)
 
@@ -133,10 +139,16 @@ class _Shipment:
     job: int
     spec: BuildSpec
     files: dict[str, bytes]  # relative path in the work directory -> contents; the model first
+    vitals: VitalsConfig | None = DEFAULT_VITALS  # how the task samples its own process; None: not at all
 
 
 def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
-    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory."""
+    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory.
+
+    The worker samples its own vitals (the caller may be on another node): the same watch as a local
+    build's, on this process, whose readings go back with the build's events. The worker is this
+    build's alone (`max_calls=1`), so its peak RSS is the kernel's high-water mark; the CPU it spent
+    starting up, before the task, is not the build's."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller decides what a Ctrl-C means
     _remove_stale_workdirs()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -161,7 +173,16 @@ def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
         buffer = EventBuffer()
         stream = _Stream(job, buffer, relay, rename.events, cancel)
         stream.start()
-        outcome = run_build(job, local, buffer.push, cancel, writer=keep)
+        t0 = time.monotonic()
+        used = os.times()
+        watch = watch_build(job, os.getpid(), buffer.push, shipment.vitals, own_process=True, t0=t0,
+                            cpu_before=used.user + used.system)
+        try:
+            outcome = run_build(job, local, watch.sink if watch is not None else buffer.push, cancel, t0=t0,
+                                writer=keep)
+        finally:
+            if watch is not None:
+                watch.stop()
         stream.finish()
         outcome = replace(outcome, error=rename.text(outcome.error), detail=rename.text(outcome.detail))
         return outcome, (engine[0] if engine and outcome.state is State.SUCCEEDED else None)
@@ -172,7 +193,8 @@ def _build_task(shipment: _Shipment, relay) -> tuple[Outcome, bytes | None]:
 class _Stream(threading.Thread):
     """The task's sender: what the build pushed goes to the relay at most every `BATCH_INTERVAL`, the
     first event after a quiet spell at once; every push (an empty one too, each `POLL_INTERVAL`)
-    answers whether the caller asked to cancel, and sets `cancel` if so."""
+    answers whether the caller asked to cancel, and sets `cancel` if so. The task's own WRITING and
+    final states stay here: the caller writes the engine, and reports that and how the build ended."""
 
     def __init__(self, job: int, buffer: EventBuffer, relay, rewrite, cancel: threading.Event) -> None:
         super().__init__(name="trt-tui-ray-sender", daemon=True)
@@ -182,6 +204,7 @@ class _Stream(threading.Thread):
     def ship(self, batch: list) -> None:
         import ray
 
+        batch = [e for e in batch if not (type(e) is StateChanged and (e.state.final or e.state is State.WRITING))]
         if ray.get(self.relay.push.remote(self.job, self.rewrite(batch))):
             self.cancel.set()
 
@@ -200,10 +223,10 @@ class _Stream(threading.Thread):
                 return
 
     def finish(self) -> None:
-        """The build is over: stop sending batches, ship what is left (the caller reports the final state)."""
+        """The build is over: stop sending batches, ship what is left."""
         self.done.set()
         self.join()
-        self.ship([e for e in self.buffer.drain() if not (type(e) is StateChanged and e.state.final)])
+        self.ship(self.buffer.drain())
 
 
 class _Renamer:
@@ -276,6 +299,7 @@ class _Task:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.ref = None  # the task's ObjectRef, once submitted
+        self.follower: _Follower | None = None  # what its events said so far, once submitted
         self.forced: str | None = None
         self.cancel_sent = False
         self.relay_lost = False
@@ -362,11 +386,14 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
-                 resources: RayResources | None = None, local_cpus: int | None = None) -> None:
+                 resources: RayResources | None = None, local_cpus: int | None = None,
+                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all."""
         if not ray_available():
             raise RuntimeError(RAY_MISSING)
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.cancel_grace = cancel_grace
+        self.vitals = vitals
         self.resources = resources or RayResources()
         self.local_cpus = local_cpus
         self._lock = threading.Lock()
@@ -436,6 +463,23 @@ class RayExecutor:
             task = self._tasks.get(job.id)
         return task is not None and task.stop(FORCED)
 
+    def pid_of(self, job: BuildJob) -> int | None:
+        """The worker building `job`, where it runs on this machine (a local Ray, or this node of a
+        cluster), so that its stacks can be read here; None elsewhere, or before its first vitals.
+        Its readings name its pid on its own node; the process of that pid here is the worker only if
+        Ray titled it after this job's task."""
+        with self._lock:
+            task = self._tasks.get(job.id)
+        vitals = task.follower.last_vitals if task is not None and task.follower is not None else None
+        if vitals is None:
+            return None
+        try:
+            with open(f"/proc/{vitals.pid}/cmdline", "rb") as f:
+                title = f.read().split(b"\0", 1)[0]
+        except OSError:
+            return None
+        return vitals.pid if title == f"ray::{_task_name(job.id)}".encode() else None
+
     # -- one build -------------------------------------------------------------------------------
 
     def run(self, job: BuildJob) -> Outcome:
@@ -459,7 +503,7 @@ class RayExecutor:
 
         spec = job.spec
         try:
-            shipment = _ship(job.id, spec)
+            shipment = _ship(job.id, spec, self.vitals)
         except BuildError as exc:
             return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
         try:
@@ -471,10 +515,10 @@ class RayExecutor:
         if missing:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: no node of the Ray cluster"
                                                                  f" has {missing}"))
-        follower = _Follower(job, time.monotonic(), self.cancel_grace)
+        follower = task.follower = _Follower(job, time.monotonic())
         with task.lock:
             task.ref = self._remote.options(**self.resources.task_options(),
-                                            name=f"trt-tui-build-{job.id}").remote(shipment, self._relay)
+                                            name=_task_name(job.id)).remote(shipment, self._relay)
             ref = task.ref
             forced = task.forced is not None
         if forced:
@@ -503,7 +547,7 @@ class RayExecutor:
                                                               " was not written"), None
         if outcome.state is State.SUCCEEDED:
             outcome = self._write(job, outcome, engine, follower)
-        return _finish(job, follower.now(), outcome)
+        return _finish(job, follower.now(), outcome, follower.peak_rss_bytes)
 
     def _write(self, job: BuildJob, outcome: Outcome, engine: bytes | None, follower: _Follower) -> Outcome:
         spec = job.spec
@@ -561,6 +605,11 @@ class RayExecutor:
         return None
 
 
+def _task_name(job: int) -> str:
+    """What Ray calls the task, and titles its worker while it runs (`ray::NAME`)."""
+    return f"trt-tui-build-{job}"
+
+
 def _here() -> dict:
     """Actor options that keep the relay on this driver's node where there is one (it must not be lost
     with a build's node); through Ray Client there is none, and Ray places it."""
@@ -574,7 +623,7 @@ def _here() -> dict:
         return {}
 
 
-def _ship(job: int, spec: BuildSpec) -> _Shipment:
+def _ship(job: int, spec: BuildSpec, vitals: VitalsConfig | None = DEFAULT_VITALS) -> _Shipment:
     """Read the model and its external data here: the task's node may not see this filesystem."""
     model = spec.model
     check_output_writable(spec.output)  # the engine is written here, after the build
@@ -604,45 +653,17 @@ def _ship(job: int, spec: BuildSpec) -> _Shipment:
             files[name] = path.read_bytes()
         except OSError:
             raise BuildError(f"{model}: external data file {path} does not exist") from None
-    return _Shipment(job, spec, files)
+    return _Shipment(job, spec, files, vitals)
 
 
-class _Follower:
+class _Follower(Follower):
     """What the caller knows of one task's build, from its events alone."""
 
-    def __init__(self, job: BuildJob, submitted: float, cancel_grace: float) -> None:
-        self.job = job
-        self.t0 = submitted
-        self.cancel_grace = cancel_grace
-        self.tree = PhaseTree()
-        self.last_callback = submitted
-        self.last_state: State | None = None
-
-    def now(self) -> float:
-        return time.monotonic() - self.t0
-
-    def relay(self, batch: list) -> None:
-        for event in batch:
-            kind = type(event)
-            if kind is PhaseStart or kind is Step or kind is PhaseFinish:
-                self.tree.apply(event)
-                self.last_callback = time.monotonic()
-            elif kind is StateChanged:
-                if event.state.final or event.state is State.WRITING:
-                    continue  # the caller writes the engine, and reports that and the final state
-                self.last_state = event.state
-            self.job.sink(event)
-
     def verdict(self, forced: str | None, exc: BaseException | None) -> Outcome:
-        phase = self.tree.deepest_active()
-        path = [p.name for p in self.tree.path(phase)] if phase is not None else []
+        """How a build whose task ended without an outcome (forced, or lost) ended, in the user's words."""
         if forced is not None:
-            where = f"cancelled in {' › '.join(path)}" if path else "cancelled"
-            return Outcome(State.CANCELLED, detail=f"{where} ({forced})", cancelled_in=path)
-        doing = f"while building (in {path[-1]})" if path else {
-            State.PARSING: "while parsing", State.BUILDING: "while building",
-            State.WRITING: "while writing the engine"}.get(self.last_state, "while starting")
-        return Outcome(State.FAILED, error=f"{self.job.spec.model}: the Ray task was lost {doing}:"
+            return self.cancelled(forced)
+        return Outcome(State.FAILED, error=f"{self.job.spec.model}: the Ray task was lost {self.doing()}:"
                                            f" {_ray_reason(exc)}")
 
 
@@ -658,7 +679,7 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _finish(job: BuildJob, t: float, outcome: Outcome) -> Outcome:
+def _finish(job: BuildJob, t: float, outcome: Outcome, peak_rss_bytes: int | None = None) -> Outcome:
     job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
-                          engine_bytes=outcome.engine_bytes))
+                          engine_bytes=outcome.engine_bytes, peak_rss_bytes=peak_rss_bytes))
     return outcome

@@ -51,7 +51,8 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs."""
     if executor == "ray" and executor_obj is None:
-        executor_obj = make_executor("ray", cancel_grace=cancel_grace, ray={"local_cpus": jobs, **(ray or {})})
+        executor_obj = make_executor("ray", cancel_grace=cancel_grace, ray={"local_cpus": jobs, **(ray or {})},
+                                     vitals=vitals)
     executor_obj = executor_obj or make_executor(executor, cancel_grace=cancel_grace, vitals=vitals)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)

@@ -5,9 +5,11 @@ in one step of "Determining refit engines"). The phase tree freezes meanwhile; t
 whether the build is still working.
 
 A `VitalsWatch` is a sampler thread in the process that *owns* the build's process: the parent for
-the process executor (it samples the child), the build's own process for the thread executor. A build
-stuck inside TensorRT cannot stop its own observer, and the build's hot path (TensorRT's callbacks)
-gains nothing but the constant-time `observe` of each event passing by.
+the process executor (it samples the child), the build's own process for the thread executor, and the
+task's own worker for the Ray executor (the caller cannot read a process on another node: the readings
+travel back with the build's events, so a worker that is stopped reports nothing rather than
+"stopped"). A build stuck inside TensorRT cannot stop its own observer, and the build's hot path
+(TensorRT's callbacks) gains nothing but the constant-time `observe` of each event passing by.
 
 Readings come from psutil (CPU percent of one core summed over threads, RSS, threads, status) and,
 where a GPU exists, NVML (the process's GPU memory). Peak RSS is the kernel's own high-water mark
@@ -149,9 +151,11 @@ def _high_water_mark(pid: int) -> int | None:
 
 class ProcessProbe:
     """Reads one process. `own` says the process runs only this build (its lifetime peak is the
-    build's); otherwise the peak is the highest RSS sampled."""
+    build's); otherwise the peak is the highest RSS sampled. `cpu_before`: the CPU seconds the process
+    had used when the build started, not the build's (None: none for its own process, else what it had
+    used at the first reading)."""
 
-    def __init__(self, pid: int, own: bool) -> None:
+    def __init__(self, pid: int, own: bool, cpu_before: float | None = None) -> None:
         import psutil
 
         self.pid = pid
@@ -159,7 +163,9 @@ class ProcessProbe:
         self._psutil = psutil
         self._process = psutil.Process(pid)
         self._process.cpu_percent(None)  # primes the counter: the next call measures since now
-        self.cpu_seconds0 = 0.0 if own else self._cpu_seconds()
+        if cpu_before is None:
+            cpu_before = 0.0 if own else self._cpu_seconds()
+        self.cpu_seconds0 = cpu_before
         self.peak_rss = 0
 
     def _cpu_seconds(self) -> float:
@@ -236,15 +242,17 @@ class VitalsWatch:
     Events of the build pass through `sink` (use it in place of the job's sink): callbacks are noted
     (one attribute store), and the final state gets a last sample just before it and carries the peak
     RSS. `t0` is the build's start on the monotonic clock; the process executor moves it when the
-    child says when its build started.
+    child says when its build started. `cpu_before` as for `ProcessProbe`.
     """
 
     def __init__(self, job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig, *,
-                 own_process: bool, t0: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 own_process: bool, t0: float | None = None, clock: Callable[[], float] = time.monotonic,
+                 cpu_before: float | None = None) -> None:
         self.job = job
         self.pid = pid
         self.config = config
         self.own_process = own_process
+        self.cpu_before = cpu_before
         self.clock = clock
         self.t0 = clock() if t0 is None else t0
         self._sink = sink
@@ -307,7 +315,7 @@ class VitalsWatch:
         with self._lock:
             try:
                 if self._probe is None:
-                    self._probe = ProcessProbe(self.pid, self.own_process)
+                    self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before)
                 reading = self._probe.read()
             except Exception:
                 reading = None
@@ -349,12 +357,12 @@ class VitalsWatch:
 
 
 def watch_build(job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig | None, *,
-                own_process: bool, t0: float | None = None) -> VitalsWatch | None:
+                own_process: bool, t0: float | None = None, cpu_before: float | None = None) -> VitalsWatch | None:
     """A started watch, or None where vitals are off or psutil cannot read the process."""
     if config is None or not config.enabled:
         return None
     try:
-        return VitalsWatch(job, pid, sink, config, own_process=own_process, t0=t0).start()
+        return VitalsWatch(job, pid, sink, config, own_process=own_process, t0=t0, cpu_before=cpu_before).start()
     except Exception:
         return None
 
