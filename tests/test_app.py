@@ -94,8 +94,10 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
     assert app.return_code == 0
 
 
-async def test_c_cancels_the_long_build_within_a_second(models):
-    """`c` during the DenseNet build's long silent step: cancelled within a second, tree says where."""
+async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
+    """`c` during the DenseNet build's long silent step (~13 s without a callback): cancelled after
+    the 0.5 s grace, not when TensorRT next calls back; the tree says where. The bound is loose
+    (a loaded CI machine); the latency itself is measured in bench/cancel.py."""
     app = make(models, executor="process")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # densenet is highlighted first
@@ -106,7 +108,7 @@ async def test_c_cancels_the_long_build_within_a_second(models):
         took = await wait_for(pilot, lambda: app.views[1].state.final, 5, step=0.02)
         view = app.views[1]
         assert view.state is State.CANCELLED
-        assert took < 1.0, f"cancel took {took:.2f}s"
+        assert took < 4.0, f"cancel took {took:.2f}s: it waited for TensorRT"
         assert "Determining refit engines" in (view.detail or "")
         assert "cancelled" in str(app.phase_view.root.label)
         stopped = [line for line in app.phase_view.labels() if "stopped here" in line]

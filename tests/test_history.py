@@ -19,17 +19,10 @@ import tensorrt_rtx
 
 from trt_tui.core import history as history_module
 from trt_tui.core.build import BuildOptions, BuildSpec
+from trt_tui.core.estimates import eta, phase_key, slow_phases
 from trt_tui.core.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
-from trt_tui.core.history import (
-    SCHEMA_VERSION,
-    History,
-    HistoryError,
-    HistoryRecorder,
-    eta,
-    format_history,
-    phase_key,
-    slow_phases,
-)
+from trt_tui.core.history import SCHEMA_VERSION, History, HistoryError, HistoryRecorder
+from trt_tui.core.history_table import format_history
 from trt_tui.core.phases import PhaseTree
 from trt_tui.core.samples import write_samples
 from trt_tui.core.scheduler import Scheduler

@@ -506,7 +506,8 @@ def cmd_watch(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from .core.history import History, HistoryError, default_path, format_history
+    from .core.history import History, HistoryError, default_path
+    from .core.history_table import format_history
     from .core.session import history_path
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff

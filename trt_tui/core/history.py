@@ -13,8 +13,8 @@ node: 440 KB of JSON for DenseNet-121), which go once per model content hash int
 rebuilding an unchanged model adds a small row, not another copy of them.
 
 `HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
-come the expected per-phase durations of a model's next build, and from those `eta` (how long a
-running build still needs) and `slow_phases` (which phases take much longer than they used to).
+come the expected per-phase durations of a model's next build; `estimates` turns those into an ETA
+and "slower than last time", and `history_table` prints records for `trt-tui history`.
 
 No TensorRT and no UI here: the headless CLI and the app both use it.
 """
@@ -29,14 +29,13 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .events import State, StateChanged, Vitals
 from .phases import PhaseTree
-from .units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
     from .job import BuildJob
@@ -48,10 +47,6 @@ __all__ = [
     "HistoryError",
     "HistoryRecorder",
     "default_path",
-    "eta",
-    "format_history",
-    "phase_key",
-    "slow_phases",
 ]
 
 SCHEMA_VERSION = 1
@@ -596,87 +591,3 @@ class HistoryRecorder:
                       file=sys.stderr)
             except Exception:
                 pass
-
-
-# -- predictions --------------------------------------------------------------------------------------
-
-
-def phase_key(tree: PhaseTree, phase) -> str:
-    """The path key `PhaseTree.durations()` uses: "Building engine/Optimizing graph"."""
-    return "/".join(p.name for p in tree.path(phase))
-
-
-def eta(expected: dict[str, float], tree: PhaseTree, elapsed: float) -> float | None:
-    """Expected seconds left in a running build: the expected total of the top-level phases ("Building
-    engine") minus the time spent in them so far, floored at 0; None without an expectation.
-
-    `elapsed` is the time now on the build's clock (seconds since it started, the clock its events' `t`
-    use). Time before the first phase (parsing the model) is not part of the phases and is not
-    subtracted; before any phase has started the whole expected total is left.
-    """
-    top = [seconds for key, seconds in (expected or {}).items() if "/" not in key]
-    if not top:
-        return None
-    total = sum(top)
-    spent = sum(max(0.0, tree.phases[pid].elapsed(elapsed)) for pid in tree.roots)
-    return max(0.0, total - spent)
-
-
-def slow_phases(
-    expected: dict[str, float], tree: PhaseTree, now: float, factor: float = 2.0, min_seconds: float = 1.0,
-) -> dict[int, str]:
-    """Phase id -> "3.1× slower than last time", for every running or finished phase whose time so far
-    exceeds `factor` × its expected time and that by at least `min_seconds`. `now` is the time on the
-    build's clock (a finished phase uses its own end). A phase name reused under one parent shares
-    one expected total, so each use is compared with the sum of the earlier ones: never a false alarm."""
-    hints: dict[int, str] = {}
-    if not expected:
-        return hints
-    for _, phase in tree.walk():
-        want = expected.get(phase_key(tree, phase))
-        if want is None:
-            continue
-        took = phase.elapsed(now)
-        if took > factor * want and took - want >= min_seconds:
-            ratio = f"{took / want:.1f}× " if want > 0 else ""
-            hints[phase.id] = f"{ratio}slower than last time"
-    return hints
-
-
-# -- the `trt-tui history` table ------------------------------------------------------------------
-
-
-def format_history(records: Iterable[BuildRecord]) -> list[str]:
-    """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
-    duration, engine, peak RSS, CPU time, backend, and, where any build was observed by `trt-tui run`,
-    a source column naming the program ("run: build.py"). No records: no lines (the caller says so in its own words)."""
-    records = list(records)
-    rows = [
-        (
-            str(rec.id),
-            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
-            rec.name,
-            rec.state,
-            human_seconds(rec.duration),
-            human_bytes(rec.engine_bytes),
-            human_bytes(rec.peak_rss_bytes),
-            human_seconds(rec.cpu_seconds) if rec.cpu_seconds is not None else "-",
-            f"{rec.backend} {rec.backend_version}".strip() or "-",
-        )
-        for rec in records
-    ]
-    if not rows:
-        return []
-    header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
-    if any(rec.program for rec in records):
-        header += ("SOURCE",)
-        rows = [(*row, f"run: {rec.program}" if rec.program else "-") for row, rec in zip(rows, records)]
-    right = {0, 4, 5, 6, 7}  # numbers line up on the right
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-
-    def line(row: tuple[str, ...]) -> str:
-        cells = [cell.rjust(w) if i in right else cell.ljust(w)
-                 for i, (cell, w) in enumerate(zip(row, widths))]
-        return "  ".join(cells).rstrip()
-
-    return [line(header), *(line(row) for row in rows)]

@@ -27,10 +27,10 @@ from textual.widgets import DataTable, Input, Static
 
 from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.discover import find_models
+from ..core.estimates import slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
 from ..core.gpu import GpuHistory, GpuSampler
-from ..core.history import slow_phases
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
+from ..core.estimates import eta
 from ..core.events import StackDump, State
-from ..core.history import eta
 from ..core.job import BuildJob
 from ..core.phases import Phase, PhaseTree
 from ..core.units import human_seconds
