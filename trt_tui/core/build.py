@@ -23,6 +23,7 @@ from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
 from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
+from .phases import cancelled_detail
 
 Shape = tuple[int, ...]
 # writer(engine bytes, output, before_replace) -> bytes written; before_replace() raises to abandon the write.
@@ -298,8 +299,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
     config.progress_monitor = None
     if state._cancelled() or state.cancelled_in is not None:
         where = state.cancelled_in or []
-        detail = f"cancelled in {' › '.join(where)}" if where else "cancelled"
-        return Outcome(State.CANCELLED, detail=detail, cancelled_in=list(where))
+        return Outcome(State.CANCELLED, detail=cancelled_detail(where), cancelled_in=list(where))
     if serialized is None or serialized.nbytes == 0:
         reason = state.last_error or "TensorRT returned no engine"
         raise BuildError(f"{model}: build failed: {reason}")

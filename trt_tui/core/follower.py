@@ -13,7 +13,7 @@ from typing import Any
 
 from .build import Outcome
 from .events import PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
-from .phases import PhaseTree
+from .phases import PhaseTree, cancelled_detail
 
 BuildJob = Any  # job.BuildJob, not imported: only its `sink` and `spec` are used
 
@@ -61,8 +61,7 @@ class Follower:
     def cancelled(self, forced: str) -> Outcome:
         """A build stopped by force: where it was, and how it was stopped."""
         path = self.phase_path()
-        where = f"cancelled in {' › '.join(path)}" if path else "cancelled"
-        return Outcome(State.CANCELLED, detail=f"{where} ({forced})", cancelled_in=path)
+        return Outcome(State.CANCELLED, detail=cancelled_detail(path, forced), cancelled_in=path)
 
     def doing(self) -> str:
         """What the build was doing when it ended without an outcome, for an error message."""

@@ -207,16 +207,25 @@ def shared_logger(trt: ModuleType) -> tuple[LogRouter, object]:
         pair = _routers.get(trt.__name__)
         if pair is None:
             router = LogRouter()
-
-            class RoutingLogger(trt.ILogger):
-                def __init__(self) -> None:
-                    trt.ILogger.__init__(self)
-
-                def log(self, severity, msg) -> None:
-                    try:
-                        router.route(int(severity), msg)
-                    except BaseException:
-                        pass
-
-            pair = _routers[trt.__name__] = (router, RoutingLogger())
+            pair = _routers[trt.__name__] = (router, routing_logger(trt, router))
         return pair
+
+
+def routing_logger(trt: ModuleType, router: LogRouter, forward: Callable[[], object | None] | None = None):
+    """An `ILogger` that hands each message to `router`, never raising into TensorRT, and then, with
+    `forward`, to the logger `forward()` returns, if any (`trt-tui run` tees the program's own)."""
+
+    class RoutingLogger(trt.ILogger):
+        def __init__(self) -> None:
+            trt.ILogger.__init__(self)
+
+        def log(self, severity, msg) -> None:
+            try:
+                router.route(int(severity), msg)
+            except BaseException:
+                pass
+            target = forward() if forward is not None else None
+            if target is not None:
+                target.log(severity, msg)
+
+    return RoutingLogger()

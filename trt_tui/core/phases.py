@@ -7,7 +7,7 @@ recorded trace. It is not thread-safe: each consumer owns its own tree and feeds
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .events import Event, PhaseFinish, PhaseStart, State, StateChanged, Step
@@ -135,3 +135,10 @@ class PhaseTree:
         running = [self.phases[c] for c in phase.children if self.phases[c].active or self.phases[c].finished_early]
         inner = self._refined(running[-1]) if running and running[-1].active else 0.0
         return min(1.0, (phase.steps_done + inner) / phase.num_steps)
+
+
+def cancelled_detail(where: Sequence[str], how: str | None = None) -> str:
+    """What a cancelled build says: "cancelled in Building engine › Optimizing graph" (or just
+    "cancelled" before any phase), then how it was stopped, in brackets, when it was forced."""
+    text = f"cancelled in {' › '.join(where)}" if where else "cancelled"
+    return f"{text} ({how})" if how else text

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from .build import Outcome
 from .events import State, StateChanged
 from .monitor import MonitorState
+from .phases import cancelled_detail
 
 if TYPE_CHECKING:
     from .job import BuildJob
@@ -79,7 +80,7 @@ class ReplayExecutor:
                     for name in sorted(state.active, key=state.active.__getitem__, reverse=True):
                         state.phase_finish(name)
                     where = state.cancelled_in or []
-                    detail = f"cancelled in {' › '.join(where)}" if where else "cancelled"
+                    detail = cancelled_detail(where)
                     outcome = Outcome(State.CANCELLED, detail=detail, cancelled_in=where)
                     change(outcome.state, detail=detail)
                     return outcome

@@ -28,7 +28,8 @@ from pathlib import Path
 from types import ModuleType
 
 from ..events import Severity, State, StateChanged
-from ..monitor import LogRouter, MonitorState
+from ..monitor import LogRouter, MonitorState, routing_logger
+from ..phases import cancelled_detail
 from . import ENV_VERBOSE
 from .reporter import reporter
 
@@ -73,22 +74,12 @@ class _Patches:
     # -- logger ------------------------------------------------------------------------------------
 
     def _make_logger(self):
-        trt, router, patches = self.trt, self.router, self
+        patches = self
 
-        class TeeLogger(trt.ILogger):
-            def __init__(self) -> None:
-                trt.ILogger.__init__(self)
+        def programs_logger():  # the logger the program gave the builder on this thread
+            return patches.thread_loggers.get(threading.get_ident(), patches.first_logger)
 
-            def log(self, severity, msg) -> None:
-                try:
-                    router.route(int(severity), msg)
-                except BaseException:
-                    pass
-                target = patches.thread_loggers.get(threading.get_ident(), patches.first_logger)
-                if target is not None:
-                    target.log(severity, msg)
-
-        return TeeLogger()
+        return routing_logger(self.trt, self.router, programs_logger)
 
     def _adopt_logger(self, logger):
         """The program's logger is remembered; TensorRT gets the tee."""
@@ -273,7 +264,7 @@ class _Patches:
             return StateChanged(state.job, t, State.SUCCEEDED, engine_bytes=engine)
         if state.cancelled_in is not None or state._cancelled():
             where = state.cancelled_in or []
-            detail = f"cancelled in {' › '.join(where)}" if where else "cancelled"
+            detail = cancelled_detail(where)
             return StateChanged(state.job, t, State.CANCELLED, detail=detail)
         if tee is not None and tee.program_cancelled:
             return StateChanged(state.job, t, State.CANCELLED, detail="cancelled by the program's own progress monitor")

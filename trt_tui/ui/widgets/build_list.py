@@ -23,10 +23,6 @@ class BuildList(DataTable):
     """One row per build, keyed by the job id. Coloured cells are kept as data and drawn with the
     theme's palette, so a theme change recolours every row (`recolor`)."""
 
-    DEFAULT_CSS = """
-    BuildList { height: auto; max-height: 12; }
-    """
-
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.palette: Palette = PLAIN

@@ -38,9 +38,6 @@ def model_details(name: str | None, info: ModelInfo | None, error: str | None) -
 
 
 class ModelDetails(Static):
-    DEFAULT_CSS = """
-    ModelDetails { height: auto; max-height: 6; padding: 0 1; }
-    """
 
     def show(self, name: str | None, info: ModelInfo | None = None, error: str | None = None) -> None:
         self.update(model_details(name, info, error))

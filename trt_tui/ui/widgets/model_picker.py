@@ -18,10 +18,6 @@ COLUMNS = ("Model", "Size", "Inputs", "Last build")
 class ModelPicker(DataTable):
     """Rows keyed by the model's path. `filter_text` hides rows whose path does not contain it."""
 
-    DEFAULT_CSS = """
-    ModelPicker { height: 1fr; }
-    """
-
     BINDINGS = [Binding("enter", "select_cursor", "Build")]
 
     def __init__(self, **kwargs) -> None:
