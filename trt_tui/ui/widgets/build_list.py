@@ -10,6 +10,9 @@ from ...core.events import State
 from ..build_view import PLAIN, Palette, progress_text, state_text, verdict_text
 
 COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak", "Engine")
+# Columns whose values change while a build runs get a width that fits every value they take
+# ("cancelled", "stalled", "59m59s", "1023.9 MiB"): a column that grew would re-lay out the screen.
+FIXED = {"State": 9, "Vitals": 7, "Elapsed": 7, "Progress": 15, "Peak": 10, "Engine": 10}
 
 
 @dataclass
@@ -30,7 +33,7 @@ class BuildList(DataTable):
 
     def on_mount(self) -> None:
         for name in COLUMNS:
-            self.add_column(name, key=name)
+            self.add_column(name, key=name, width=FIXED.get(name))
 
     def add_build(self, job: int, model: str, backend: str) -> None:
         row = self._rows[job] = _Row()
@@ -39,12 +42,12 @@ class BuildList(DataTable):
 
     def set_state(self, job: int, state: State) -> None:
         self._rows[job].state = state
-        self.update_cell(str(job), "State", state_text(state, self.palette), update_width=True)
+        self.update_cell(str(job), "State", state_text(state, self.palette))
 
     def set_verdict(self, job: int, verdict: str, peak: str) -> None:
         self._rows[job].verdict = verdict
-        self.update_cell(str(job), "Vitals", verdict_text(verdict, self.palette), update_width=True)
-        self.update_cell(str(job), "Peak", peak, update_width=True)
+        self.update_cell(str(job), "Vitals", verdict_text(verdict, self.palette))
+        self.update_cell(str(job), "Peak", peak)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self._rows[job].fraction = fraction
@@ -52,7 +55,7 @@ class BuildList(DataTable):
         self.update_cell(str(job), "Elapsed", elapsed)
 
     def set_cell(self, job: int, column: str, value) -> None:
-        self.update_cell(str(job), column, value, update_width=True)
+        self.update_cell(str(job), column, value, update_width=column not in FIXED)
 
     def recolor(self, palette: Palette) -> None:
         self.palette = palette

@@ -65,6 +65,7 @@ class GpuPanel(VerticalScroll):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._cards: dict[int, Static] = {}
+        self._message: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Waiting for GPU telemetry…", id="gpu-message", classes="gpu-message")
@@ -80,7 +81,9 @@ class GpuPanel(VerticalScroll):
         else:
             text = f"Driver {snapshot.driver}" if snapshot.driver else ""
         # Content, not a markup string: a reason quoting an exception may contain "[...]".
-        message.update(Content(text))
+        if text != self._message:  # the same line every second needs no layout
+            self._message = text
+            message.update(Content(text))
         message.display = bool(text)
 
         wanted = {gpu.index for gpu in gpus}

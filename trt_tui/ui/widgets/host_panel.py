@@ -30,6 +30,7 @@ class HostPanel(Static):
         self.cpu: deque[float] = deque(maxlen=120)
         self.used: deque[float] = deque(maxlen=120)
         self.note = ""  # why there is no GPU panel beside this one, if there is none
+        self._shape: tuple[int, bool] | None = None  # what the last reading's layout rested on
 
     def show(self, host: dict) -> None:
         if not host:
@@ -52,4 +53,6 @@ class HostPanel(Static):
         lines.append(Content.assemble(
             ("  free  ", "$text-muted"), (human_bytes(available), "bold $error" if low else ""),
             (" — below a tenth: builds may be killed for memory" if low else "", "bold $error")))
-        self.update(Content("\n").join(lines))
+        # Four lines unless the note appears or goes: only then can the panel's height change.
+        self.update(Content("\n").join(lines), layout=self._shape != (len(lines), bool(self.note)))
+        self._shape = (len(lines), bool(self.note))

@@ -25,6 +25,12 @@ class PhaseTreeView(Tree[int]):
 
     A map phase-id → TreeNode keeps updates to `set_label` calls on the rows that changed."""
 
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
+        """Never a layout of the screen: the tree's size comes from the CSS (3fr), not from its rows,
+        and Tree asks for one on every node added (a full re-layout and repaint of every pane, most
+        of the app's CPU during a build). The scrollbars follow the virtual size on their own."""
+        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
     def __init__(self, **kwargs) -> None:
         super().__init__("No build selected", **kwargs)
         self.show_root = True

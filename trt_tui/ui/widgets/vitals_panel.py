@@ -48,6 +48,6 @@ class VitalsPanel(Vertical):
         """`history`: the build's readings, oldest first. Without any, the panel leaves its room."""
         self.display = bool(history)
         latest = history[-1] if history else None
-        self.query_one("#vitals-summary", Static).update(vitals_summary(latest))
+        self.query_one("#vitals-summary", Static).update(vitals_summary(latest), layout=False)  # one line, always
         self.query_one("#cpu-spark", Sparkline).data = [v.cpu_percent for v in history]
         self.query_one("#rss-spark", Sparkline).data = [float(v.rss_bytes) for v in history]
