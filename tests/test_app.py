@@ -88,7 +88,8 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         assert "▸" not in labels, "a finished build shows no phase as still running"
         assert labels.lstrip().startswith("Building engine"), "a phase row starts with its name"
         backend = str(app.builds.get_cell("1", "Backend"))
-        assert backend.startswith("tensorrt-rtx 1."), f"the builds list shows {backend!r}, not the backend that built"
+        assert backend.startswith("RTX 1."), f"the builds list shows {backend!r}, not the backend that built"
+        assert "tensorrt-rtx 1." in str(app.phase_view.root.label), "the title names the backend in full"
         assert (models / "mnist.engine").stat().st_size > 100_000
         await pilot.press("q")
     assert app.return_code == 0

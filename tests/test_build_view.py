@@ -133,8 +133,9 @@ def test_title_progress_and_backend():
     assert view.fraction() == pytest.approx(0.5)
     bar = progress_text(0.5, width=10).plain
     assert bar == "█████░░░░░  50%"
-    assert backend_label(None, None) == "auto"
-    assert backend_label("tensorrt-rtx", "1.7.1") == "tensorrt-rtx 1.7.1"
+    assert backend_label(None) == "auto"
+    assert backend_label("tensorrt-rtx 1.7.1.116") == "RTX 1.7.1.116"
+    assert backend_label("tensorrt 10.3.0") == "TRT 10.3.0"
     assert BAR > 0
 
 

@@ -37,7 +37,7 @@ from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
 from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
 from ..core.watch import ModelWatcher, RebuildController
-from .build_view import BuildView, Palette, build_title, phase_verdict
+from .build_view import BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
@@ -377,7 +377,7 @@ class TrtTuiApp(App[int]):
         self.builds.set_state(view.job.id, event.state)
         if event.backend:
             view.backend = event.backend
-            self.builds.set_cell(view.job.id, "Backend", event.backend)
+            self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
         if event.state.final:
             self.picker.set_last_state(model, event.state)
             if event.engine_bytes is not None:

@@ -265,8 +265,13 @@ def progress_text(fraction: float, palette: Palette = PLAIN, width: int = 10) ->
     return text
 
 
-def backend_label(name: str | None, version: str | None, asked: str = "auto") -> str:
-    """The backend that builds ("rtx 1.7.1"), or what was asked for until the build says."""
-    if not name:
+SHORT_BACKENDS = {"tensorrt-rtx": "RTX", "tensorrt": "TRT"}
+
+
+def backend_label(backend: str | None, asked: str = "auto") -> str:
+    """For the builds list: "RTX 1.7.1.116" for the "tensorrt-rtx 1.7.1.116" a build reports (the
+    title keeps the full name), or what was asked for until the build says."""
+    if not backend:
         return asked
-    return f"{name} {version}" if version else name
+    name, _, version = backend.partition(" ")
+    return f"{SHORT_BACKENDS.get(name, name)} {version}".strip()
