@@ -99,10 +99,27 @@ def make_web_server(command: str, host: str, port: int, token: str | None, on_ex
             loop = asyncio.new_event_loop()
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            _ignore_transports_of_a_closed_loop()
             web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
                         print=lambda *a: on_listening(), shutdown_timeout=3.0)  # called once listening
 
     return BuildsServer(command, host=host, port=port, title="trt-tui")
+
+
+def _ignore_transports_of_a_closed_loop() -> None:
+    """The app sessions are asyncio subprocesses of textual-serve. Their transports are collected
+    after `run_app` has closed the loop, and a subprocess transport's `__del__` then raises
+    "Event loop is closed" (CPython's asyncio, a known wart): Python prints that traceback at
+    exit, under "trt-tui: stopped", though every session had ended. Only that one is silenced."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        closed = isinstance(unraisable.exc_value, RuntimeError) and str(unraisable.exc_value) == "Event loop is closed"
+        if closed and "Transport" in type(unraisable.object).__qualname__ + repr(unraisable.object):
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
 
 
 def check(host: str, port: int, token: str | None) -> str | None:
