@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -517,6 +516,8 @@ def cmd_watch(args) -> int:
 
 
 def cmd_history(args) -> int:
+    import sqlite3
+
     from .core.history import History, HistoryError, default_path, format_history
     from .core.session import history_path
 
