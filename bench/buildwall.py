@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import REPO, Workdir, interleaved, summary
+from common import REPO, Workdir, interleaved, loadavg, summary
 
 BARE = r"""
 import os, sys
@@ -97,7 +97,9 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
     for config in configs:  # page cache, TensorRT's own caches on disk, pyc files
         argv, env = command(config, out_dir / f"warm-{config}.engine")
         subprocess.run(argv, env=env, check=True, capture_output=True, cwd=str(work.root), timeout=300)
+    load = []
     for rep, config in interleaved(configs, reps):
+        load.append(loadavg()[0])
         output = out_dir / f"{config}-{rep}.engine"
         argv, env = command(config, output)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -112,7 +114,7 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         output.unlink()
         times[config].append(elapsed)
         log(f"  round {rep + 1}/{reps} {config:15s} {elapsed:6.3f} s wall, {cpu[config][-1]:6.3f} s CPU")
-    result: dict = {"model": str(model), "reps": reps, "configs": {}}
+    result: dict = {"model": str(model), "reps": reps, "configs": {}, "loadavg": summary(load)}
     base = summary(times["bare"])["median"]
     cpu_base = summary(cpu["bare"])["median"]
     for config in configs:
@@ -128,16 +130,21 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         s = result["configs"][config]
         log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired"
             f" {s['paired_ratio_median']:.3f}  CPU {s['cpu']['median']:.3f} s ({s['cpu_ratio_to_bare']:.3f})")
+    log(f"  load average while measuring: {result['loadavg']['min']:.1f}–{result['loadavg']['max']:.1f}")
     return result
 
 
-if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR]
+if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT.json]
+    import json
     import tempfile
 
     sys.path.insert(0, str(REPO))
     w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
     try:
         w.prepare()
-        run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 3, before=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+        result = run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 3,
+                     before=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
     finally:
         w.cleanup()
+    if len(sys.argv) > 3:
+        Path(sys.argv[3]).write_text(json.dumps(result, indent=1) + "\n")
