@@ -90,6 +90,8 @@ def code_copies(work: Workdir, before: Path | None) -> dict[str, tuple[Path, boo
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(source / "trt_tui", target / "trt_tui", ignore=shutil.ignore_patterns("__pycache__"))
+            if (source / "themes").is_dir():  # the built-in themes sit beside the package in a checkout
+                shutil.copytree(source / "themes", target / "themes")
             if bytecode:
                 compileall.compile_dir(str(target / "trt_tui"), quiet=1)
             out[variant] = (target, bytecode)
@@ -110,9 +112,10 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
     env.pop("COLUMNS", None)
     env.pop("LINES", None)
     t = time.perf_counter()
+    # `-m` puts the working directory first on sys.path: it must be the code's own directory
     proc = subprocess.Popen([sys.executable, "-m", "trt_tui", str(directory), "--executor", "thread"],
-                            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(REPO),
-                            start_new_session=True)
+                            stdin=slave, stdout=slave, stderr=slave, env=env,
+                            cwd=str(code[0] if code is not None else REPO), start_new_session=True)
     os.close(slave)
     out = b""
     first_byte = frame = cpu = None
