@@ -199,6 +199,23 @@ def test_the_parent_of_a_process_build_does_not_load_tensorrt(cli_env, sample_di
     assert second["code"] == EXIT_OK and second["modules"] == [], second
 
 
+def test_a_tensorrt_that_fails_to_import_fails_the_build_in_one_line(cli_env, sample_dir, tmp_path) -> None:
+    """The parent finds TensorRT-RTX installed without importing it, so a broken install is found by
+    the build, which fails with one line (exit 1) instead of a traceback, and writes nothing."""
+    broken = tmp_path / "site" / "tensorrt_rtx"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('libtensorrt_rtx.so: cannot open shared object file')\n")
+    env = dict(cli_env, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), cli_env["PYTHONPATH"]]))
+    result = subprocess.run([sys.executable, "-m", "trt_tui", "build", str(sample_dir / "mnist.onnx"), "-o",
+                             str(tmp_path / "x.engine"), "--backend", "tensorrt-rtx"],
+                            capture_output=True, text=True, env=env, timeout=TIMEOUT, check=False)
+    assert_no_traceback(result)
+    assert result.returncode == EXIT_FAILED, result.stderr
+    (error,) = error_lines(result)
+    assert error.startswith("trt-tui: ") and "tensorrt_rtx not importable" in error, error
+    assert not (tmp_path / "x.engine").exists()
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 

@@ -144,8 +144,9 @@ def backend_version(name: str) -> str:
     except metadata.PackageNotFoundError:
         dist = None
     if dist is not None and spec is not None and spec.origin:
-        # the module's package directory sits in the directory the distribution was installed into
-        site = Path(spec.origin).resolve().parent.parent
+        # the module (a package's directory, or one file) sits where the distribution was installed
+        origin = Path(spec.origin).resolve()
+        site = origin.parent.parent if spec.submodule_search_locations is not None else origin.parent
         if Path(str(dist.locate_file(""))).resolve() == site:
             return dist.version
     return load_backend(name).version
