@@ -11,6 +11,15 @@ What a user waits for at the shell: process start to exit. Configurations, each 
 - with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
   `process_before` and `thread_before` run that code instead, side by side in the same rounds.
 
+Both codes must be in the same bytecode state (neither has `__pycache__`, or both were compiled):
+where PYTHONDONTWRITEBYTECODE is set (as on the machine these figures come from) and there is none,
+Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU.
+
+Then `parent_cpu`: the process executor's parent alone, which the CPU of the whole process tree
+cannot show apart from its build child: `cli.main(["build", ...])` run in a fresh interpreter that
+prints its own CPU time (RUSAGE_SELF) and whether it imported TensorRT, interleaved with the
+`--before` code.
+
 The model defaults to `light_inception_v2.onnx` from the onnx package's test data (~2 s to build
 here), else the ResNet-50 sample. History goes to the work directory; the engine cache is bypassed
 with `--force`. Reports medians, each configuration's ratio to `bare`, and the paired ratio (each
@@ -19,6 +28,7 @@ round against the same round's `bare`), which cancels the drift of a shared mach
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -48,6 +58,15 @@ with open(temp, "wb") as f:
     f.flush()
     os.fsync(f.fileno())
 os.replace(temp, output)
+"""
+
+
+PARENT = r"""
+import json, resource, sys
+from trt_tui import cli
+code = cli.main(sys.argv[1:])
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"code": code, "cpu": ru.ru_utime + ru.ru_stime, "tensorrt": "tensorrt_rtx" in sys.modules}))
 """
 
 
@@ -131,11 +150,33 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired"
             f" {s['paired_ratio_median']:.3f}  CPU {s['cpu']['median']:.3f} s ({s['cpu_ratio_to_bare']:.3f})")
     log(f"  load average while measuring: {result['loadavg']['min']:.1f}–{result['loadavg']['max']:.1f}")
+    result["parent_cpu"] = parent_cpu(work, reps, model, before, log)
     return result
 
 
+def parent_cpu(work: Workdir, reps: int, model: Path, before: Path | None = None, log=print) -> dict:
+    """CPU of the process executor's parent alone, this code and (with `before`) the older one."""
+    codes = {"process": REPO, **({"process_before": before} if before is not None else {})}
+    samples: dict[str, list[dict]] = {c: [] for c in codes}
+    for rep, config in interleaved(list(codes), reps):
+        output = work.root / "buildwall" / f"parent-{config}-{rep}.engine"
+        proc = subprocess.run([sys.executable, "-c", PARENT, "build", str(model), "-o", str(output), "--force"],
+                              env=_env(work, codes[config]), capture_output=True, text=True, cwd=str(work.root),
+                              timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"parent {config}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+        samples[config].append(json.loads(proc.stdout.splitlines()[-1]))
+        output.unlink(missing_ok=True)
+    out = {}
+    for config, runs in samples.items():
+        out[config] = {"cpu": summary([r["cpu"] for r in runs]), "cpu_samples": [r["cpu"] for r in runs],
+                       "imported_tensorrt": sorted({r["tensorrt"] for r in runs})}
+        log(f"  parent alone, {config:15s}: CPU median {out[config]['cpu']['median']:.3f} s "
+            f"(min {out[config]['cpu']['min']:.3f}); imported TensorRT: {out[config]['imported_tensorrt']}")
+    return out
+
+
 if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT.json]
-    import json
     import tempfile
 
     sys.path.insert(0, str(REPO))
