@@ -199,6 +199,17 @@ def test_the_parent_of_a_process_build_does_not_load_tensorrt(cli_env, sample_di
     assert second["code"] == EXIT_OK and second["modules"] == [], second
 
 
+def test_a_failed_process_build_is_recorded_with_its_backend(cli, unsupported_op_model, tmp_path) -> None:
+    """A build that fails in its child returns no backend, and the parent has not imported one:
+    the history names the backend that the engine cache's fingerprint found."""
+    db = tmp_path / "history.sqlite3"
+    result = cli("build", unsupported_op_model, "-o", tmp_path / "x.engine", "--history", db)
+    assert result.returncode == EXIT_FAILED, result.stderr
+    listing = cli("history", "--history", db, "--json")
+    (record,) = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert record["state"] == "failed" and record["backend"] == f"tensorrt-rtx {trt.__version__}", record
+
+
 def test_a_tensorrt_that_fails_to_import_fails_the_build_in_one_line(cli_env, sample_dir, tmp_path) -> None:
     """The parent finds TensorRT-RTX installed without importing it, so a broken install is found by
     the build, which fails with one line (exit 1) instead of a traceback, and writes nothing."""
