@@ -11,6 +11,15 @@ What a user waits for at the shell: process start to exit. Configurations, each 
 - with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
   `process_before` and `thread_before` run that code instead, side by side in the same rounds.
 
+Both codes must be in the same bytecode state (neither has `__pycache__`, or both were compiled):
+where PYTHONDONTWRITEBYTECODE is set (as on the machine these figures come from) and there is none,
+Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU.
+
+Then `parent_cpu`: the process executor's parent alone, which the CPU of the whole process tree
+cannot show apart from its build child: `cli.main(["build", ...])` run in a fresh interpreter that
+prints its own CPU time (RUSAGE_SELF) and whether it imported TensorRT, interleaved with the
+`--before` code.
+
 The model defaults to `light_inception_v2.onnx` from the onnx package's test data (~2 s to build
 here), else the ResNet-50 sample. History goes to the work directory; the engine cache is bypassed
 with `--force`. Reports medians, each configuration's ratio to `bare`, and the paired ratio (each
@@ -19,6 +28,7 @@ round against the same round's `bare`), which cancels the drift of a shared mach
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -26,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import REPO, Workdir, interleaved, summary
+from common import REPO, Workdir, interleaved, loadavg, summary
 
 BARE = r"""
 import os, sys
@@ -48,6 +58,15 @@ with open(temp, "wb") as f:
     f.flush()
     os.fsync(f.fileno())
 os.replace(temp, output)
+"""
+
+
+PARENT = r"""
+import json, resource, sys
+from trt_tui import cli
+code = cli.main(sys.argv[1:])
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"code": code, "cpu": ru.ru_utime + ru.ru_stime, "tensorrt": "tensorrt_rtx" in sys.modules}))
 """
 
 
@@ -97,7 +116,9 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
     for config in configs:  # page cache, TensorRT's own caches on disk, pyc files
         argv, env = command(config, out_dir / f"warm-{config}.engine")
         subprocess.run(argv, env=env, check=True, capture_output=True, cwd=str(work.root), timeout=300)
+    load = []
     for rep, config in interleaved(configs, reps):
+        load.append(loadavg()[0])
         output = out_dir / f"{config}-{rep}.engine"
         argv, env = command(config, output)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -112,7 +133,7 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         output.unlink()
         times[config].append(elapsed)
         log(f"  round {rep + 1}/{reps} {config:15s} {elapsed:6.3f} s wall, {cpu[config][-1]:6.3f} s CPU")
-    result: dict = {"model": str(model), "reps": reps, "configs": {}}
+    result: dict = {"model": str(model), "reps": reps, "configs": {}, "loadavg": summary(load)}
     base = summary(times["bare"])["median"]
     cpu_base = summary(cpu["bare"])["median"]
     for config in configs:
@@ -128,16 +149,43 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         s = result["configs"][config]
         log(f"  {config:15s} median {s['median']:6.3f} s  ratio {s['ratio_to_bare']:.3f}  paired"
             f" {s['paired_ratio_median']:.3f}  CPU {s['cpu']['median']:.3f} s ({s['cpu_ratio_to_bare']:.3f})")
+    log(f"  load average while measuring: {result['loadavg']['min']:.1f}–{result['loadavg']['max']:.1f}")
+    result["parent_cpu"] = parent_cpu(work, reps, model, before, log)
     return result
 
 
-if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR]
+def parent_cpu(work: Workdir, reps: int, model: Path, before: Path | None = None, log=print) -> dict:
+    """CPU of the process executor's parent alone, this code and (with `before`) the older one."""
+    codes = {"process": REPO, **({"process_before": before} if before is not None else {})}
+    samples: dict[str, list[dict]] = {c: [] for c in codes}
+    for rep, config in interleaved(list(codes), reps):
+        output = work.root / "buildwall" / f"parent-{config}-{rep}.engine"
+        proc = subprocess.run([sys.executable, "-c", PARENT, "build", str(model), "-o", str(output), "--force"],
+                              env=_env(work, codes[config]), capture_output=True, text=True, cwd=str(work.root),
+                              timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"parent {config}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+        samples[config].append(json.loads(proc.stdout.splitlines()[-1]))
+        output.unlink(missing_ok=True)
+    out = {}
+    for config, runs in samples.items():
+        out[config] = {"cpu": summary([r["cpu"] for r in runs]), "cpu_samples": [r["cpu"] for r in runs],
+                       "imported_tensorrt": sorted({r["tensorrt"] for r in runs})}
+        log(f"  parent alone, {config:15s}: CPU median {out[config]['cpu']['median']:.3f} s "
+            f"(min {out[config]['cpu']['min']:.3f}); imported TensorRT: {out[config]['imported_tensorrt']}")
+    return out
+
+
+if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT.json]
     import tempfile
 
     sys.path.insert(0, str(REPO))
     w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
     try:
         w.prepare()
-        run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 3, before=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+        result = run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 3,
+                     before=Path(sys.argv[2]) if len(sys.argv) > 2 else None)
     finally:
         w.cleanup()
+    if len(sys.argv) > 3:
+        Path(sys.argv[3]).write_text(json.dumps(result, indent=1) + "\n")

@@ -2,7 +2,8 @@
 
 `python bench/experiments.py [NAME ...]` (not part of `run.py`'s default run). Each experiment changes
 trt-tui's behaviour only inside this benchmark process, by setting a module attribute or wrapping a
-method, and measures the current and the proposed behaviour interleaved in one run:
+method of the real class (never a copy of it, which would drift from the product), and measures the
+current and the other behaviour interleaved in one run:
 
 - `pump`: `Scheduler(pump_interval=0.025)` instead of 0.05 s: event → screen latency in the app
   (worst event p50/p95/max), at a real build's callback rate (300/s), a high one (20,000/s) and
@@ -10,14 +11,16 @@ method, and measures the current and the proposed behaviour interleaved in one r
 - `coalesce`: `EventBuffer` coalescing step events per phase (the newest step of each phase since the
   last drain, in the position of the first) instead of only back to back: events per drain, and the
   app's latency with 4 and 16 saturating threads (thread executor, where the UI shares the GIL with
-  the callers and must fold every undrained event into its phase tree).
+  the callers and must fold every undrained event into its phase tree). The variant wraps the real
+  `push` and `drain`: only step events take its own path.
 - `poll`: the process executor's `POLL_INTERVAL` 0.01 s instead of 0.05 s: cancel latency with
   `cancel_grace` 0.5 s on the DenseNet sample (the cancel is forwarded, and the grace checked, only
   when the follower's `wait()` times out).
-- `locks`: `MonitorState.step_complete` without the monitor's own lock (the phase-id lookup is one
-  `dict.get`, atomic under the GIL; the sink's lock still orders the events), so a step callback takes
-  one lock instead of two nested ones: callbacks/s from 1, 4, 16 threads into an `EventBuffer`, and in
-  the app (thread executor) with the latency.
+- `locks`: `MonitorState.step_complete` as it is now, without the monitor's own lock (the phase-id
+  lookup is one `dict.get`, atomic under the GIL; the sink's lock still orders the events), against
+  the real callback run under the monitor's lock, as it was before that fix (two nested locks per
+  step): callbacks/s from 1, 4, 16 threads into an `EventBuffer`, and in the app (thread executor)
+  with the latency.
 - `arena`: the thread executor's build with `mallopt(M_ARENA_MAX, 1)` set in the process (all threads
   allocate from glibc's main arena) against the default; ResNet-50 build time and minor page faults.
   Each variant runs in a fresh interpreter (`MALLOC_ARENA_MAX=1` in its environment).
@@ -40,53 +43,46 @@ sys.path.insert(0, str(HERE))
 
 from common import Workdir, interleaved, summary  # noqa: E402
 
-# -- per-phase coalescing (the proposal for trt_tui/core/buffer.py) -----------------------------------
-
-
-_kinds: dict = {}
-
-
-def _coalescing_push(self, event) -> None:
-    kinds = _kinds
-    with self._lock:
-        kind = type(event)
-        if kind is kinds["Step"]:
-            slots = self.__dict__.setdefault("_slots", {})
-            slot = slots.get(event.phase)
-            if slot is not None:
-                slot[0] = event
-                return
-            slot = slots[event.phase] = [event]
-            self._events.append(slot)
-            self._ready.notify()
-            return
-        if kind is kinds["PhaseFinish"]:
-            self.__dict__.get("_slots", {}).pop(event.phase, None)
-        elif kind is kinds["Log"]:
-            if self._logs_pending >= self._max_logs:
-                self._drop_oldest_log()
-            self._logs_pending += 1
-        self._events.append(event)
-        self._ready.notify()
-
-
-def _coalescing_drain(self) -> list:
-    with self._lock:
-        events = [e[0] if type(e) is list else e for e in self._events]
-        self._events.clear()
-        self._logs_pending = 0
-        self.__dict__.get("_slots", {}).clear()
-        return events
+# -- per-phase coalescing (a variant of trt_tui/core/buffer.py) ---------------------------------------
 
 
 class coalescing:
+    """The real `EventBuffer`, its step events coalesced per phase: a step goes into its phase's slot
+    (a one-item list in the queue, in the position of the phase's first undrained step) and replaces
+    the step there; a phase's finish closes its slot; everything else goes through the real `push`,
+    and `drain` unwraps the slots of what the real `drain` returns."""
+
     def __enter__(self):
         from trt_tui.core.buffer import EventBuffer
-        from trt_tui.core.events import Log, PhaseFinish, Step
+        from trt_tui.core.events import PhaseFinish, Step
 
-        _kinds.update(Step=Step, PhaseFinish=PhaseFinish, Log=Log)
-        self.saved = EventBuffer.push, EventBuffer.drain
-        EventBuffer.push, EventBuffer.drain = _coalescing_push, _coalescing_drain
+        self.saved = real_push, real_drain = EventBuffer.push, EventBuffer.drain
+
+        def push(buffer, event) -> None:
+            kind = type(event)
+            if kind is Step:
+                with buffer._lock:
+                    slots = buffer.__dict__.setdefault("_slots", {})
+                    slot = slots.get(event.phase)
+                    if slot is not None:
+                        slot[0] = event
+                        return
+                    slots[event.phase] = slot = [event]
+                    buffer._events.append(slot)
+                    buffer._ready.notify()
+                return
+            if kind is PhaseFinish:
+                with buffer._lock:
+                    buffer.__dict__.get("_slots", {}).pop(event.phase, None)
+            real_push(buffer, event)
+
+        def drain(buffer) -> list:
+            events = real_drain(buffer)
+            with buffer._lock:  # a slot opened since is in the queue still: it only coalesces less
+                buffer.__dict__.get("_slots", {}).clear()
+            return [e[0] if type(e) is list else e for e in events]
+
+        EventBuffer.push, EventBuffer.drain = push, drain
 
     def __exit__(self, *exc):
         from trt_tui.core.buffer import EventBuffer
@@ -259,41 +255,32 @@ print(json.dumps(out))
     return out
 
 
-def _one_lock_step_complete(self, phase_name: str, step: int) -> bool:
-    """The proposal for trt_tui/core/monitor.py: no monitor lock around the lookup and the sink."""
-    try:
-        now = self.clock()
-        self.callbacks += 1  # a statistic: an increment lost to a race does not matter
-        self.last_callback = now
-        phase = self.active.get(phase_name)
-        if phase is not None:
-            self.sink(_kinds["Step"](self.job, now - self.t0, phase, step))
-    except BaseException as exc:
-        self._internal_error("step_complete", exc)
-    try:
-        if not self._cancelled():
-            return True
-        if self.cancelled_in is None:
-            with self.lock:
-                self.cancelled_in = sorted(self.active, key=self.active.__getitem__)
-        return False
-    except BaseException:
-        return True
+class two_locks:
+    """The real `MonitorState.step_complete`, run under the monitor's own lock as it was before the
+    fix: every step takes that lock, then the sink's. The lock becomes reentrant meanwhile, because
+    the real callback takes it again on the way out of a cancelled build."""
 
-
-class one_lock:
     def __enter__(self):
-        from trt_tui.core.events import Step
+        import threading
+
         from trt_tui.core.monitor import MonitorState
 
-        _kinds["Step"] = Step
-        self.saved = MonitorState.step_complete
-        MonitorState.step_complete = _one_lock_step_complete
+        self.saved = real_step, real_init = MonitorState.step_complete, MonitorState.__init__
+
+        def init(state, *args, **kwargs) -> None:
+            real_init(state, *args, **kwargs)
+            state.lock = threading.RLock()
+
+        def step_complete(state, phase_name: str, step: int) -> bool:
+            with state.lock:
+                return real_step(state, phase_name, step)
+
+        MonitorState.__init__, MonitorState.step_complete = init, step_complete
 
     def __exit__(self, *exc):
         from trt_tui.core.monitor import MonitorState
 
-        MonitorState.step_complete = self.saved
+        MonitorState.step_complete, MonitorState.__init__ = self.saved
 
 
 def locks(work: Workdir, reps: int = 2) -> dict:
@@ -301,16 +288,17 @@ def locks(work: Workdir, reps: int = 2) -> dict:
 
     directory = work.models_dir("exp-locks", ["mnist"])
     plan = [(1, 1.5, None), (4, 1.5, None), (16, 1.5, None)]
-    rows: dict[str, list] = {"two locks (now)": [], "one lock": []}
+    rows: dict[str, list] = {"one lock (now)": [], "two locks (before)": []}
     buffer: dict[str, list] = {k: [] for k in rows}
     for _, kind in interleaved(list(rows), reps):
-        context = one_lock() if kind == "one lock" else nothing()
+        context = two_locks() if kind == "two locks (before)" else nothing()
         with context:
             for n in (1, 4, 16):
                 b = throughput.buffer_rate(n, 1.0)
                 buffer[kind].append({"threads": n, "callbacks_per_s": b["callbacks_per_s"]})
                 print(f"  {kind:22s} buffer {n:2d} threads: {b['callbacks_per_s'] / 1e3:6.0f} k callbacks/s", flush=True)
-        for r in asyncio.run(_app(directory, work.root / "h.db", 0.05, plan, one_lock() if kind == "one lock" else nothing())):
+        for r in asyncio.run(_app(directory, work.root / "h.db", 0.05, plan,
+                                  two_locks() if kind == "two locks (before)" else nothing())):
             rows[kind].append(r)
             _print(kind, r)
     out = _table(rows)

@@ -239,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="parent of the temporary work directory (default /dev/shm, else /tmp)")
     parser.add_argument("--overhead-configs", help=argparse.SUPPRESS)
     parser.add_argument("--overhead-reps", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--before", help="an older checkout of trt-tui (git archive REV | tar -x -C DIR): buildwall"
-                        " and appcpu run it side by side with this one")
+    parser.add_argument("--before", help="an older checkout of trt-tui (git archive REV | tar -x -C DIR): startup,"
+                        " buildwall and appcpu run it side by side with this one")
     parser.add_argument("--no-arena-diagnostic", action="store_true",
                         help="skip re-running benchmark 1 under MALLOC_ARENA_MAX=1")
     args = parser.parse_args(argv)
@@ -304,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
             elif name == "startup":
                 import startup
 
-                results["startup"] = startup.run(work, p["startup_reps"], log=log)
+                results["startup"] = startup.run(work, p["startup_reps"], log=log,
+                                                 before=Path(args.before) if args.before else None)
             elif name == "buildwall":
                 import buildwall
 

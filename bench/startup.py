@@ -3,7 +3,14 @@
 - `import`: wall time of `python -c "import trt_tui.ui.app"` against `python -c pass`, interleaved.
 - `pty first frame`: `python -m trt_tui DIR` on a pseudo-terminal (120x40, TERM=xterm-256color), timed
   from the process being started to the first bytes on the terminal and to the first frame that shows
-  the model list (the output contains a sample's name); then `q`. This is what a user waits for.
+  the model list (the output contains a sample's name); then `q`. This is what a user waits for. Also
+  the CPU time the process had used by then (all its threads, from /proc): it moves much less with
+  the machine's load than the wall time does.
+  Four variants, interleaved: trt-tui's package copied without bytecode and run with
+  PYTHONDONTWRITEBYTECODE=1 (`after`: Python compiles trt-tui's ~10,000 lines at every start, ~0.17 s
+  of CPU, as it does in an environment that sets that variable), the same copy byte-compiled first
+  (`after_bytecode`: as a pip install leaves it), and with `--before DIR` both for that older code
+  (`before`, `before_bytecode`). `pty` repeats `after`.
 - `in-process first frame` (`workers.py first_frame`): `TrtTuiApp()` construction → `run_test`'s pilot
   (mounted, models listed, screen idle) → the first repaint after that.
 - `idle RSS` (`workers.py idle_rss`): the app headless for 3 s; VmRSS. Plus a bare `python` and the
@@ -27,7 +34,7 @@ import termios
 import time
 from pathlib import Path
 
-from common import REPO, Workdir, interleaved, summary
+from common import REPO, Workdir, interleaved, loadavg, summary
 
 HERE = Path(__file__).resolve().parent
 
@@ -60,20 +67,58 @@ def import_times(work: Workdir, reps: int) -> dict:
     return {k: summary(v) for k, v in times.items()}
 
 
-def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", timeout: float = 20) -> dict:
+def _cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a live process, all its threads."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def code_copies(work: Workdir, before: Path | None) -> dict[str, tuple[Path, bool]]:
+    """variant -> (directory holding a copy of that code's trt_tui package, whether its bytecode is compiled)."""
+    import compileall
+    import shutil
+
+    sources = {"after": REPO, **({"before": before} if before is not None else {})}
+    out = {}
+    for name, source in sources.items():
+        for bytecode in (False, True):
+            variant = name + ("_bytecode" if bytecode else "")
+            target = work.root / "startup-code" / variant
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(source / "trt_tui", target / "trt_tui", ignore=shutil.ignore_patterns("__pycache__"))
+            if (source / "themes").is_dir():  # the built-in themes sit beside the package in a checkout
+                shutil.copytree(source / "themes", target / "themes")
+            if bytecode:
+                compileall.compile_dir(str(target / "trt_tui"), quiet=1)
+            out[variant] = (target, bytecode)
+    return out
+
+
+def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", timeout: float = 20,
+                    code: tuple[Path, bool] | None = None) -> dict:
+    """`code`: (directory, bytecode compiled) from `code_copies`, first on PYTHONPATH; default the repository."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = _env(work)
+    if code is not None:
+        env["PYTHONPATH"] = str(code[0]) + os.pathsep + env["PYTHONPATH"]
+        if not code[1]:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"  # the copy stays without bytecode: compiled at every start
     env["TERM"] = "xterm-256color"
     env.pop("COLUMNS", None)
     env.pop("LINES", None)
     t = time.perf_counter()
+    # `-m` puts the working directory first on sys.path: it must be the code's own directory
     proc = subprocess.Popen([sys.executable, "-m", "trt_tui", str(directory), "--executor", "thread"],
-                            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(REPO),
-                            start_new_session=True)
+                            stdin=slave, stdout=slave, stderr=slave, env=env,
+                            cwd=str(code[0] if code is not None else REPO), start_new_session=True)
     os.close(slave)
     out = b""
-    first_byte = frame = None
+    first_byte = frame = cpu = None
     deadline = t + timeout
     try:
         while time.perf_counter() < deadline and frame is None:
@@ -91,6 +136,7 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
             out += chunk
             if marker in out:
                 frame = time.perf_counter() - t
+                cpu = _cpu_seconds(proc.pid)
         os.write(master, b"q")
         t_quit = time.perf_counter()
         end = time.perf_counter() + 10
@@ -111,21 +157,42 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         os.close(master)
-    return {"first_byte_s": first_byte, "first_frame_s": frame, "quit_s": quit_s, "exit_code": proc.returncode}
+    return {"first_byte_s": first_byte, "first_frame_s": frame, "cpu_at_frame_s": cpu, "quit_s": quit_s,
+            "exit_code": proc.returncode}
 
 
-def run(work: Workdir, reps: int, log=print) -> dict:
+def _frames_summary(frames: list[dict]) -> dict:
+    return {"runs": frames, "first_frame": summary([f["first_frame_s"] for f in frames if f["first_frame_s"]]),
+            "first_byte": summary([f["first_byte_s"] for f in frames if f["first_byte_s"]]),
+            "cpu_at_frame": summary([f["cpu_at_frame_s"] for f in frames if f["cpu_at_frame_s"] is not None])}
+
+
+def first_frames(work: Workdir, directory: Path, reps: int, before: Path | None, log=print) -> dict:
+    """The pty first frame of each variant (see the module's docstring), interleaved over `reps` rounds."""
+    copies = code_copies(work, before)
+    frames: dict[str, list[dict]] = {variant: [] for variant in copies}
+    load = []
+    for _, variant in interleaved(list(copies), reps):
+        frames[variant].append(pty_first_frame(work, directory, code=copies[variant]))
+        load.append(loadavg()[0])
+    out = {"first_frame": {variant: _frames_summary(runs) for variant, runs in frames.items()},
+           "first_frame_loadavg": summary(load)}
+    for variant, r in out["first_frame"].items():
+        log(f"  pty, {variant:16s}: first frame with the model list after {r['first_frame']['median']:.3f} s "
+            f"(first byte {r['first_byte']['median']:.3f} s), CPU by then {r['cpu_at_frame']['median']:.3f} s")
+    log(f"  load average while measuring: {out['first_frame_loadavg']['min']:.1f}–{out['first_frame_loadavg']['max']:.1f}")
+    return out
+
+
+def run(work: Workdir, reps: int, log=print, before: Path | None = None) -> dict:
     out: dict = {}
     out["import"] = import_times(work, reps)
     log(f"  import trt_tui.ui.app: {out['import']['import_app']['median']:.3f} s "
         f"(bare python {out['import']['python']['median']:.3f} s)")
 
     directory = work.models_dir("startup", ["mnist", "resnet50", "densenet"])
-    frames = [pty_first_frame(work, directory) for _ in range(reps)]
-    out["pty"] = {"runs": frames, "first_frame": summary([f["first_frame_s"] for f in frames if f["first_frame_s"]]),
-                  "first_byte": summary([f["first_byte_s"] for f in frames if f["first_byte_s"]])}
-    log(f"  pty: first frame with the model list after {out['pty']['first_frame']['median']:.3f} s "
-        f"(first byte {out['pty']['first_byte']['median']:.3f} s)")
+    out.update(first_frames(work, directory, reps, before, log))
+    out["pty"] = out["first_frame"]["after"]
 
     inproc = [worker(work, "first_frame", str(directory)) for _ in range(reps)]
     out["in_process"] = {k: summary([r[k] for r in inproc]) for k in
@@ -152,3 +219,20 @@ def run(work: Workdir, reps: int, log=print) -> dict:
             f"{r['children_peak_sum_kib'] / 1024:6.1f} MiB (one child ≤ {r['child_peak_kib'] / 1024:.1f} MiB), "
             f"app after {r['rss_after_kib'] / 1024:.1f} MiB; {r['states']}")
     return out
+
+
+if __name__ == "__main__":  # python bench/startup.py [REPS] [BEFORE_DIR] [OUT.json]: the first frames only
+    import tempfile
+
+    sys.path.insert(0, str(REPO))
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir=base)))
+    try:
+        w.prepare()
+        result = first_frames(w, w.models_dir("startup", ["mnist", "resnet50", "densenet"]),
+                              int(sys.argv[1]) if len(sys.argv) > 1 else 5,
+                              Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    finally:
+        w.cleanup()
+    if len(sys.argv) > 3:
+        Path(sys.argv[3]).write_text(json.dumps(result, indent=1) + "\n")

@@ -14,6 +14,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import threading
 import time
@@ -21,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import tensorrt_rtx as trt
 
 TIMEOUT = 120  # seconds; only there so a hang fails instead of stalling the suite
 # The states a JSON consumer may see, as events.State documents them.
@@ -153,6 +155,76 @@ def test_plain_output_has_a_line_per_phase_start_and_finish(cli, json_run, sampl
     assert starts[0]["name"] == "Building engine" and starts[0]["indent"] == ""
     assert any(len(m["indent"]) >= 4 for m in starts), "nested phases are not indented"
     assert f"[{model}] succeeded" in result.stdout
+
+
+# -- what the parent process pays ----------------------------------------------------------------
+
+# `trt-tui build` run in this interpreter (as `python -m trt_tui build` would), then what it loaded.
+IN_PROCESS_BUILD = r"""
+import json, sys
+from trt_tui import cli
+code = cli.main(sys.argv[1:])
+with open("/proc/self/maps") as maps:
+    mapped = "libtensorrt" in maps.read()
+modules = sorted(m for m in sys.modules if m.split(".")[0].startswith("tensorrt"))
+print(json.dumps({"code": code, "modules": modules, "library_mapped": mapped}))
+"""
+
+
+def in_process_build(cli_env, *args) -> dict:
+    result = subprocess.run([sys.executable, "-c", IN_PROCESS_BUILD, "build", *map(str, args)], capture_output=True,
+                            text=True, env=cli_env, timeout=TIMEOUT, check=False)
+    assert_no_traceback(result)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("executor", ["process", "thread"])
+def test_the_parent_of_a_process_build_does_not_load_tensorrt(cli_env, sample_dir, tmp_path, executor) -> None:
+    """With the default executor the build runs in a child, so the parent has no use for TensorRT:
+    importing it there (~0.3 s of CPU) only competed with the build. The thread executor builds in
+    the parent, which shows that the probe sees TensorRT where it is loaded."""
+    engine = tmp_path / "x.engine"
+    extra = ["--executor", "thread"] if executor == "thread" else []
+    first = in_process_build(cli_env, sample_dir / "mnist.onnx", "-o", engine, *extra)
+    assert first["code"] == EXIT_OK and engine.is_file()
+    if executor == "thread":
+        assert first["modules"] and first["library_mapped"], first
+        return
+    assert first["modules"] == [] and not first["library_mapped"], first
+    # The engine cache's key, made in the parent, names the version TensorRT itself reports, so an
+    # engine built with another TensorRT is rebuilt; and the second run is answered from the cache.
+    key = json.loads(engine.with_name(engine.name + ".build.json").read_text())["key"]
+    assert (key["backend"], key["backend_version"]) == ("tensorrt-rtx", trt.__version__)
+    second = in_process_build(cli_env, sample_dir / "mnist.onnx", "-o", engine, "--json")
+    assert second["code"] == EXIT_OK and second["modules"] == [], second
+
+
+def test_a_failed_process_build_is_recorded_with_its_backend(cli, unsupported_op_model, tmp_path) -> None:
+    """A build that fails in its child returns no backend, and the parent has not imported one:
+    the history names the backend that the engine cache's fingerprint found."""
+    db = tmp_path / "history.sqlite3"
+    result = cli("build", unsupported_op_model, "-o", tmp_path / "x.engine", "--history", db)
+    assert result.returncode == EXIT_FAILED, result.stderr
+    listing = cli("history", "--history", db, "--json")
+    (record,) = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert record["state"] == "failed" and record["backend"] == f"tensorrt-rtx {trt.__version__}", record
+
+
+def test_a_tensorrt_that_fails_to_import_fails_the_build_in_one_line(cli_env, sample_dir, tmp_path) -> None:
+    """The parent finds TensorRT-RTX installed without importing it, so a broken install is found by
+    the build, which fails with one line (exit 1) instead of a traceback, and writes nothing."""
+    broken = tmp_path / "site" / "tensorrt_rtx"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('libtensorrt_rtx.so: cannot open shared object file')\n")
+    env = dict(cli_env, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), cli_env["PYTHONPATH"]]))
+    result = subprocess.run([sys.executable, "-m", "trt_tui", "build", str(sample_dir / "mnist.onnx"), "-o",
+                             str(tmp_path / "x.engine"), "--backend", "tensorrt-rtx"],
+                            capture_output=True, text=True, env=env, timeout=TIMEOUT, check=False)
+    assert_no_traceback(result)
+    assert result.returncode == EXIT_FAILED, result.stderr
+    (error,) = error_lines(result)
+    assert error.startswith("trt-tui: ") and "tensorrt_rtx not importable" in error, error
+    assert not (tmp_path / "x.engine").exists()
 
 
 # -- bad input ------------------------------------------------------------------------------------

@@ -39,3 +39,58 @@ def test_core_and_headless_import_without_textual(cli_env: dict[str, str]) -> No
     report = json.loads(result.stdout)
     assert report["imported"] == names
     assert report["ui"] == [], f"UI modules imported by the core: {report['ui']}"
+
+
+# What the app does not need before its first frame: TensorRT (the builds import it, in their own
+# processes by default), the ONNX package and numpy (the picker reads models with its own reader),
+# the samplers' libraries (imported by their threads), watching, Ray, serving, the stack viewer.
+NOT_BEFORE_FIRST_FRAME = ["tensorrt_rtx", "tensorrt", "onnx", "numpy", "psutil", "pynvml", "watchfiles", "ray",
+                          "textual_serve", "textual.widgets._text_area"]
+
+LOADED = """
+import json, sys
+names = json.loads(sys.argv[1])
+{action}
+print(json.dumps(sorted(n for n in names if n in sys.modules)))
+"""
+
+# `trt-tui DIR` as cli.main starts it, headless, until the app has mounted and painted.
+APP_ON_A_DIRECTORY = """
+import asyncio
+from trt_tui import cli
+from trt_tui.ui.app import make_app
+
+args = cli.build_parser()[0].parse_args([sys.argv[2]])
+app = make_app(cli.app_config(args))
+
+async def first_frame():
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.picker.row_count == 1, app.picker.row_count
+
+asyncio.run(first_frame())
+"""
+
+
+def loaded(cli_env: dict[str, str], action: str, *args: str) -> list[str]:
+    code = LOADED.format(action=action)
+    result = subprocess.run([sys.executable, "-c", code, json.dumps(NOT_BEFORE_FIRST_FRAME), *args],
+                            capture_output=True, text=True, env=cli_env, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_importing_the_app_or_asking_for_help_loads_nothing_heavy(cli_env: dict[str, str]) -> None:
+    """Every module here costs start-up time before the first frame (TensorRT alone ~0.3 s of CPU)."""
+    assert loaded(cli_env, "import trt_tui.cli, trt_tui.ui.app") == []
+    assert loaded(cli_env, "from trt_tui import cli\ncli.main(['--help'])") == []
+    # The probe sees a module where one is imported.
+    assert loaded(cli_env, "import numpy") == ["numpy"]
+
+
+def test_the_app_reaches_its_first_frame_without_tensorrt(cli_env: dict[str, str], tmp_path) -> None:
+    """`trt-tui DIR` validates its build options without importing TensorRT; with the default
+    (process) executor, the builds import it in their own processes."""
+    (tmp_path / "mnist.onnx").write_bytes(b"not read before the first frame matters")
+    now = loaded(cli_env, APP_ON_A_DIRECTORY, str(tmp_path))
+    assert not {"tensorrt_rtx", "tensorrt", "onnx", "numpy", "ray", "textual_serve"} & set(now), now

@@ -11,13 +11,12 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
-from .core.backend import CHOICES, BackendError, load_backend
+from .core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
 from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
 from .core.events import State
@@ -130,20 +129,17 @@ def shapes_from_args(args) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], 
 
 
 def options_from_args(args) -> BuildOptions:
+    """The build options, checked before any build starts. TensorRT itself is imported here only
+    for --compute-capability (the targets' names are the installed version's): the builds import
+    it in their own processes, and this process's import (~0.3 s of CPU) would compete with them."""
     try:
-        backend = load_backend(args.backend)
+        backend_name = find_backend(args.backend)
     except BackendError as exc:
         raise UsageError(str(exc)) from None
     ccs = tuple(c for value in args.compute_capability or () for c in value.split(",") if c.strip())
     if ccs:
-        if not backend.has_compute_capabilities:
-            raise UsageError(f"--compute-capability needs TensorRT-RTX; the {backend.name} backend builds for this GPU")
-        for cc in ccs:
-            try:
-                backend.compute_capability(cc)
-            except BackendError as exc:
-                raise UsageError(f"--compute-capability: {exc}") from None
-    if args.timing_cache is not None and not backend.has_timing_cache:
+        check_compute_capabilities(args.backend, ccs)
+    if args.timing_cache is not None and not has_timing_cache(backend_name):
         raise UsageError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
     return BuildOptions(
         backend=args.backend,
@@ -154,6 +150,20 @@ def options_from_args(args) -> BuildOptions:
         timing_cache=Path(args.timing_cache) if args.timing_cache else None,
         verbose=args.verbose,
     )
+
+
+def check_compute_capabilities(choice: str, ccs: tuple[str, ...]) -> None:
+    try:
+        backend = load_backend(choice)
+    except BackendError as exc:
+        raise UsageError(str(exc)) from None
+    if not backend.has_compute_capabilities:
+        raise UsageError(f"--compute-capability needs TensorRT-RTX; the {backend.name} backend builds for this GPU")
+    for cc in ccs:
+        try:
+            backend.compute_capability(cc)
+        except BackendError as exc:
+            raise UsageError(f"--compute-capability: {exc}") from None
 
 
 def add_build_options(p: argparse.ArgumentParser) -> None:
@@ -348,7 +358,7 @@ def unique_models(paths: list[str]) -> list[Path]:
 
 def prewarmed_executor(args, builds: int | None = None):
     """The executor, its spare build process started now: the child's imports (TensorRT's ~0.3 s)
-    then overlap this process's own (options_from_args imports TensorRT too) instead of following.
+    then overlap this process's own checks of the options and the models instead of following.
     `builds`, if known, is how many builds will come (no spare is started after the last)."""
     from .core.executors import make_executor
 
@@ -506,6 +516,8 @@ def cmd_watch(args) -> int:
 
 
 def cmd_history(args) -> int:
+    import sqlite3
+
     from .core.history import History, HistoryError, default_path
     from .core.history_table import format_history
     from .core.session import history_path

@@ -3,12 +3,18 @@
 Both backends expose the same Python API for everything trt-tui uses; the differences that matter
 (compute-capability targets in RTX, timing caches and precision flags only in full TensorRT) are
 answered here so that the build code asks the backend instead of checking module names.
+
+Importing TensorRT costs ~0.3 s of CPU. The process executor's parent never builds, so it asks
+`find_backend` and `backend_version`, which answer from the installed files and their metadata, and
+leaves the import to the build's own process.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 BACKENDS = {"tensorrt": "tensorrt", "tensorrt-rtx": "tensorrt_rtx"}
@@ -38,8 +44,7 @@ class Backend:
 
     @property
     def has_timing_cache(self) -> bool:
-        """TensorRT-RTX accepts a timing cache but ignores it, so trt-tui does not pretend to use one."""
-        return not self.is_rtx
+        return has_timing_cache(self.name)
 
     def compute_capability(self, text: str):
         """'8.9', '89', 'sm89' or 'SM89' → `trt.ComputeCapability.SM89`."""
@@ -54,6 +59,11 @@ class Backend:
             valid = ", ".join(m.removeprefix("SM") for m in members if m.startswith("SM"))
             raise BackendError(f"unknown compute capability {text!r} (this backend knows {valid})")
         return members[choice]
+
+
+def has_timing_cache(name: str) -> bool:
+    """TensorRT-RTX accepts a timing cache but ignores it, so trt-tui does not pretend to use one."""
+    return name != "tensorrt-rtx"
 
 
 def _import(module: str) -> ModuleType | None:
@@ -78,9 +88,65 @@ def load_backend(choice: str = "auto") -> Backend:
         if module is not None:
             backend = _loaded[choice] = Backend(name, module)
             return backend
+    raise _missing(choice)
+
+
+def _missing(choice: str) -> BackendError:
     if choice == "auto":
-        raise BackendError(
+        return BackendError(
             "no TensorRT found: install TensorRT for RTX (pip install tensorrt-rtx) "
             "or full TensorRT (pip install 'trt-tui[tensorrt]')"
         )
-    raise BackendError(f"backend {choice} is not installed (python module {BACKENDS[choice]} not importable)")
+    return BackendError(f"backend {choice} is not installed (python module {BACKENDS[choice]} not importable)")
+
+
+def _spec(module: str):
+    """Where `module` would be imported from, found without running it (None: not installed)."""
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+
+
+def find_backend(choice: str = "auto") -> str:
+    """The name of the backend `load_backend(choice)` loads, without importing TensorRT where the
+    installed files already say: a named backend that is installed, or `auto` where only TensorRT-RTX
+    is. `auto` with full TensorRT installed imports it, since only the import tells whether it works
+    (`load_backend` falls back to TensorRT-RTX when it does not). Raises `BackendError`, with
+    `load_backend`'s message, when none is installed; a module that is installed but fails to import
+    is the build's to report."""
+    if choice in _loaded:
+        return _loaded[choice].name
+    if choice not in CHOICES:
+        raise BackendError(f"unknown backend {choice!r}: choose one of {', '.join(CHOICES)}")
+    names = list(BACKENDS) if choice == "auto" else [choice]
+    installed = [name for name in names if _spec(BACKENDS[name]) is not None]
+    if not installed:
+        raise _missing(choice)
+    if choice == "auto" and installed[0] == "tensorrt":
+        return load_backend(choice).name
+    return installed[0]
+
+
+def backend_version(name: str) -> str:
+    """`Backend.version` of the backend called `name` (a `find_backend` answer), without importing it
+    where its PyPI distribution (named as the backend) is installed beside the module: its metadata
+    carries the same version as `trt.__version__`. Anywhere else (a module from another directory,
+    a build from source) only the import says, so it imports."""
+    loaded = next((b for b in _loaded.values() if b.name == name), None)
+    if loaded is not None:
+        return loaded.version
+    from importlib import metadata
+
+    spec = _spec(BACKENDS[name])
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None and spec is not None and spec.origin:
+        # the module (a package's directory, or one file) sits where the distribution was installed
+        origin = Path(spec.origin).resolve()
+        site = origin.parent.parent if spec.submodule_search_locations is not None else origin.parent
+        if Path(str(dist.locate_file(""))).resolve() == site:
+            return dist.version
+    return load_backend(name).version

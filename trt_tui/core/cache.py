@@ -92,15 +92,17 @@ class EngineCache:
         self.hasher = hasher or ContentHasher()
 
     def fingerprint(self, spec: BuildSpec) -> Fingerprint:
-        """Hashed before the build reads the model, so an edit during the build makes the engine stale."""
-        from .backend import load_backend
+        """Hashed before the build reads the model, so an edit during the build makes the engine stale.
+        The backend's name and version come without importing TensorRT (`find_backend`): with the
+        process executor the build imports it in its own process, and this one need not."""
+        from .backend import backend_version, find_backend
 
-        backend = load_backend(spec.options.backend)
+        backend = find_backend(spec.options.backend)
         digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
         external = list(digests.info.external_data) if digests is not None else []
         content_hash = self.hasher.model_hash(spec.model, external)
-        return fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend.name,
-                              backend.version)
+        return fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend,
+                              backend_version(backend))
 
     def decide(self, spec: BuildSpec) -> Decision:
         """Skip or build, and why. Never raises: when in doubt, build."""

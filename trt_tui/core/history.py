@@ -401,11 +401,16 @@ class History:
 
 
 def default_backend_info(job: BuildJob) -> tuple[str, str]:
-    """The backend that built the job: from its outcome once the executor has returned it, else the
-    backend already loaded in this process for the job's choice (never imports TensorRT here)."""
+    """The backend that built the job: from its outcome once the executor has returned it; else (a
+    failed or cancelled build) the one its fingerprint names, which the engine cache found without
+    importing TensorRT; else the backend already loaded in this process for the job's choice. Never
+    imports TensorRT here."""
     outcome = job.outcome
     if outcome is not None and outcome.backend:
         return outcome.backend, outcome.backend_version or ""
+    fingerprint = getattr(job, "fingerprint", None)
+    if fingerprint is not None and fingerprint.backend:
+        return fingerprint.backend, fingerprint.backend_version
     from . import backend
 
     choice = job.spec.options.backend

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Key, Resize
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input, Static, TextArea
+from textual.widgets import Footer, Header, Input, Static
 
 from .commands import RESERVED_KEYS
 from .widgets.build_list import BuildList
@@ -99,6 +99,8 @@ class StackScreen(ModalScreen):
         self.job, self.text, self.taken = job, text, taken
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea  # ~15 ms of import, paid only when stacks are shown
+
         with Vertical():
             yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",
                          classes="stack-title", markup=False)
