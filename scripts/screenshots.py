@@ -5,10 +5,15 @@
 Writes screenshots/building.svg (the DenseNet-shaped sample mid-build, with ResNet-50 done beside
 it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/light.svg in the light
 theme. The builds are real, so times differ from run to run.
+
+    python scripts/screenshots.py --gpu screenshots/gpu-h200.svg
+
+on a GPU host takes only the building picture, with the GPU panel reading that host's NVML.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
@@ -52,12 +57,15 @@ async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
     print(out)
 
 
-async def main() -> None:
+async def main(gpu: Path | None) -> None:
     shots = ROOT / "screenshots"
     shots.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="trt-tui-shots-") as tmp:
         models = Path(tmp)
         write_samples(models)
+        if gpu is not None:
+            await shoot(models, gpu, "trt-dark", cancel=False)
+            return
         await shoot(models, shots / "building.svg", "trt-dark", cancel=False)
         for engine in models.glob("*.engine"):
             engine.unlink()
@@ -68,4 +76,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description="Regenerate screenshots/ from real builds.")
+    parser.add_argument("--gpu", type=Path, metavar="FILE", help="only the building picture, into FILE (a GPU host)")
+    asyncio.run(main(parser.parse_args().gpu))

@@ -176,7 +176,9 @@ class TrtTuiApp(App[int]):
         else:
             self._discover(self.config.paths)
         self.set_interval(0.25, self._tick)
-        self._sample_gpus()
+        # After the first frame, as the spare build process: its first reading imports NVML and
+        # psutil (~30 ms), which the first frame does not need.
+        self.call_after_refresh(self._sample_gpus)
         if self.config.attach:
             self._attach()
         else:
