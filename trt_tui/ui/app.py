@@ -20,7 +20,6 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import App, SystemCommand
-from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import DataTable, Input, Static
@@ -39,7 +38,7 @@ from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_view import BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
-from .messages import BuildEvents, GpuSampled, HostSampled, ModelsChanged, StackRead
+from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
 from .themes import load_themes
 from .widgets.build_list import BuildList
@@ -88,13 +87,6 @@ class AppConfig:
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
-
-
-@dataclass
-class ModelInfoRead(Message):
-    path: str
-    info: object | None
-    error: str | None
 
 
 class TrtTuiApp(App[int]):

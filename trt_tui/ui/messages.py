@@ -1,7 +1,8 @@
 """Every message that crosses from a thread into the app, in one place.
 
 Build threads never touch widgets: the scheduler's pump thread posts `BuildEvents` (already coalesced
-by the job's buffer), the GPU sampler's worker posts `GpuSampled`, the watcher posts `ModelsChanged`.
+by the job's buffer), the GPU sampler's worker posts `GpuSampled` and `HostSampled`, the watcher posts
+`ModelsChanged`, the model reader `ModelInfoRead`, the stack reader `StackRead`.
 """
 
 from __future__ import annotations
@@ -56,3 +57,12 @@ class ModelsChanged(Message):
     """The watcher saw ONNX files appear, change (complete and stable) or disappear."""
 
     changes: list[ModelChange]
+
+
+@dataclass
+class ModelInfoRead(Message):
+    """A model's metadata, read on a worker thread (`info`), or why it cannot be read (`error`)."""
+
+    path: str
+    info: object | None
+    error: str | None
