@@ -234,7 +234,9 @@ class _Patches:
             bound = self.router.bind(state, self.min_severity)
             bound.__enter__()
             tee.state = state
-            sink(StateChanged(local, 0.0, State.BUILDING, detail=f"pid {os.getpid()}"))
+            version = getattr(self.trt, "__version__", None)
+            sink(StateChanged(local, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
+                              backend=f"{self.backend} {version}" if version else self.backend))
             return _Build(local, state, bound)
         except Exception:
             return None
