@@ -340,7 +340,7 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
     import signal
 
     from trt_tui.core.vitals import VitalsConfig
-    from trt_tui.ui.app import StackScreen
+    from trt_tui.ui.screens import StackScreen
     from trt_tui.ui.widgets.host_panel import HostPanel
 
     app = make(models, executor="process", vitals=VitalsConfig(interval=0.2, stall_after=1.0), cache=False)
@@ -365,6 +365,8 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
         assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text
+        await pilot.press("y")  # copies all of it, to paste into a bug report
+        assert app.clipboard == app.screen.text
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
         await wait_for(pilot, lambda: view.state.final, 300)
