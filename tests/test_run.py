@@ -58,6 +58,15 @@ def final_state(records: list[dict]) -> dict:
     return [r for r in records if r["event"] == "state"][-1]
 
 
+def assert_one_build_wrote(result, model: Path, engine: Path) -> None:
+    """`run --json` saw exactly one build, of `model`, and it succeeded with the engine on disk."""
+    assert result.returncode == 0, result.stderr
+    (job, build), = builds(events(result.stdout)).items()
+    assert build[0]["model"] == str(model)
+    assert final_state(build)["state"] == "succeeded"
+    assert final_state(build)["engine_bytes"] == engine.stat().st_size
+
+
 def test_own_monitor_is_still_called_and_trt_tui_sees_the_phases(models, tmp_path):
     engine = tmp_path / "mnist.engine"
     result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "own_monitor.py"),
@@ -246,11 +255,7 @@ def test_polygraphy_convert(models, tmp_path):
     env = dict(os.environ, POLYGRAPHY_USE_TENSORRT_RTX="1")
     result = trt_tui("run", "--json", "--", polygraphy(), "convert", str(models / "mnist.onnx"), "-o",
                      str(engine), env=env)
-    assert result.returncode == 0, result.stderr
-    (job, build), = builds(events(result.stdout)).items()
-    assert build[0]["model"] == str(models / "mnist.onnx")
-    assert final_state(build)["state"] == "succeeded"
-    assert final_state(build)["engine_bytes"] == engine.stat().st_size
+    assert_one_build_wrote(result, models / "mnist.onnx", engine)
 
 
 def test_the_readme_script(models, tmp_path):
@@ -261,11 +266,7 @@ def test_the_readme_script(models, tmp_path):
     engine = tmp_path / "resnet50.engine"
     result = trt_tui("run", "--json", "--", sys.executable, "build.py", str(models / "resnet50.onnx"), str(engine),
                      cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    (job, build), = builds(events(result.stdout)).items()
-    assert build[0]["model"] == str(models / "resnet50.onnx")
-    assert final_state(build)["state"] == "succeeded"
-    assert final_state(build)["engine_bytes"] == engine.stat().st_size
+    assert_one_build_wrote(result, models / "resnet50.onnx", engine)
 
 
 # -- vitals and history of observed builds -----------------------------------------------------------
