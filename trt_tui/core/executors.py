@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
-from .events import State, StateChanged
+from .events import State
 from .follower import Follower
+from .follower import finish as _finish
 from .malloc import limit_arenas
 from .pool import WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
@@ -291,12 +292,6 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _finish(job: BuildJob, t: float, outcome: Outcome, sink=None) -> Outcome:
-    (sink or job.sink)(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
-                          engine_bytes=outcome.engine_bytes))
-    return outcome
 
 
 def _reap(process) -> int | None:

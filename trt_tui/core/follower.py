@@ -71,3 +71,11 @@ class Follower:
         state = self.last_state.state if self.last_state is not None else None
         return {State.PARSING: "while parsing", State.BUILDING: "while building",
                 State.WRITING: "while writing the engine"}.get(state, "while starting")
+
+
+def finish(job: BuildJob, t: float, outcome: Outcome, sink=None, peak_rss_bytes: int | None = None) -> Outcome:
+    """Report how a build that ran elsewhere ended, as its final state (into `sink`, else the job's),
+    and return it."""
+    (sink or job.sink)(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
+                                    engine_bytes=outcome.engine_bytes, peak_rss_bytes=peak_rss_bytes))
+    return outcome

@@ -40,6 +40,7 @@ from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, check_output_writable, run_build
 from .events import Log, State, StateChanged
 from .follower import Follower
+from .follower import finish as _finish
 from .modelinfo import ModelInfoError, read_model_info
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
@@ -547,7 +548,7 @@ class RayExecutor:
                                                               " was not written"), None
         if outcome.state is State.SUCCEEDED:
             outcome = self._write(job, outcome, engine, follower)
-        return _finish(job, follower.now(), outcome, follower.peak_rss_bytes)
+        return _finish(job, follower.now(), outcome, peak_rss_bytes=follower.peak_rss_bytes)
 
     def _write(self, job: BuildJob, outcome: Outcome, engine: bytes | None, follower: _Follower) -> Outcome:
         spec = job.spec
@@ -677,9 +678,3 @@ def _ray_reason(exc: BaseException | None) -> str:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _finish(job: BuildJob, t: float, outcome: Outcome, peak_rss_bytes: int | None = None) -> Outcome:
-    job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
-                          engine_bytes=outcome.engine_bytes, peak_rss_bytes=peak_rss_bytes))
-    return outcome
