@@ -95,11 +95,10 @@ class Scheduler:
                 job.finished = time.monotonic()
                 self._wake.set()
                 return True
-        if force or job.token.cancelled:
-            job.token.cancel()
+        repeated = job.token.cancelled
+        job.token.cancel()
+        if force or repeated:
             self.executor.force_cancel(job)
-        else:
-            job.token.cancel()
         return True
 
     def cancel_all(self, force: bool = False) -> int:

@@ -50,10 +50,9 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs."""
-    if executor == "ray" and executor_obj is None:
-        executor_obj = make_executor("ray", cancel_grace=cancel_grace, ray={"local_cpus": jobs, **(ray or {})},
-                                     vitals=vitals)
-    executor_obj = executor_obj or make_executor(executor, cancel_grace=cancel_grace, vitals=vitals)
+    if executor_obj is None:
+        ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
+        executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)
