@@ -131,7 +131,7 @@ def shapes_from_args(args) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], 
 def options_from_args(args) -> BuildOptions:
     """The build options, checked before any build starts. TensorRT itself is imported here only
     for --compute-capability (the targets' names are the installed version's): the builds import
-    it in their own processes, and this process's import (~0.3 s of CPU) would compete with them."""
+    it in their own processes, and this process's import (~0.1 s of CPU) would compete with them."""
     try:
         backend_name = find_backend(args.backend)
     except BackendError as exc:

@@ -4,9 +4,9 @@ Both backends expose the same Python API for everything trt-tui uses; the differ
 (compute-capability targets in RTX, timing caches and precision flags only in full TensorRT) are
 answered here so that the build code asks the backend instead of checking module names.
 
-Importing TensorRT costs ~0.3 s of CPU. The process executor's parent never builds, so it asks
-`find_backend` and `backend_version`, which answer from the installed files and their metadata, and
-leaves the import to the build's own process.
+Importing TensorRT costs ~0.1 s of CPU (BENCHMARKS.md, issue #13 round 2). The process executor's
+parent never builds, so it asks `find_backend` and `backend_version`, which answer from the installed
+files and their metadata, and leaves the import to the build's own process.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
 from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
 from ..core.watch import ModelWatcher, RebuildController
-from .build_view import BuildView, Palette, backend_label, build_title, phase_verdict
+from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
@@ -122,7 +122,6 @@ class TrtTuiApp(App[int]):
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
-        self.latest_job: dict[str, int] = {}  # model path -> its newest build
         # What a change on disk means for builds (the same rules as `trt-tui watch`).
         self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding)
         self.gpu_sampler = gpu_sampler or GpuSampler()
@@ -141,7 +140,7 @@ class TrtTuiApp(App[int]):
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = config.theme or "trt-dark"
-        self.palette = Palette.from_variables(self.get_css_variables())
+        self.palette = PLAIN  # the theme's, once the screen is mounted (`_recolor`)
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -289,7 +288,6 @@ class TrtTuiApp(App[int]):
         model = model or str(job.spec.model)
         path = job.spec.model
         view = self.views[job.id] = BuildView(job, self.clock, name=self.picker.display_name(model))
-        self.latest_job[model] = job.id
         history = self.session.history
         if history is not None:
             try:

@@ -164,7 +164,8 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
               columns: Columns | None = None) -> Text:
     """One phase as a row `width` cells wide: marker, name (then what to know about it), and the
     bar, steps and time in aligned columns at the right. On a narrow row the bar goes first, then
-    the notes; the name is cut only when nothing else is left to drop.
+    the step count, then the time (`columns_for`), and the notes are cut; the name is cut only when
+    nothing else is left to drop.
 
     `stopped`: a cancel ended this phase. `slow_hint`: how much longer than usual it takes.
     `vitals`: (verdict, what it rests on), shown on the running phase. `columns`: the tree's choice
@@ -189,7 +190,6 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
         notes.append(f" {why}", style=palette["muted"])
 
     columns = columns or columns_for([(width, phase.name)])
-    show_bar, show_count, show_time = columns.bar, columns.count, columns.time
     room = max(MIN_NAME, width - MARK - columns.width)
     name = phase.name if len(phase.name) <= room else phase.name[: max(1, room - 1)] + "…"
 
@@ -199,16 +199,16 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
         notes.truncate(max(0, room - len(name)), overflow="ellipsis")
     text.append_text(notes)
     text.pad_right(room - text.cell_len + MARK)
-    if show_bar:
+    if columns.bar:
         done = phase.steps_done / phase.num_steps if stopped and phase.num_steps else phase.fraction
         filled = int(min(1.0, done) * BAR)
         bar_style = palette["failed"] if stopped else palette["running"] if phase.active else palette["succeeded"]
         text.append(" ")
         text.append("█" * filled, style=bar_style)
         text.append("░" * (BAR - filled), style=palette["muted"])
-    if show_count:
+    if columns.count:
         text.append(f"{phase.steps_done:>5}/{phase.num_steps:<4}", style="bold" if phase.active else palette["muted"])
-    if show_time:
+    if columns.time:
         text.append(f"{max(0.0, phase.elapsed(now)):7.2f}s", style="" if phase.active else palette["muted"])
     return text
 

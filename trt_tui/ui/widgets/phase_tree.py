@@ -67,6 +67,7 @@ class PhaseTreeView(Tree[int]):
         if tree is None:
             return
         self._now = now
+        added = []
         for pid in phase_ids:
             if pid in self._phase_nodes:
                 continue
@@ -74,12 +75,12 @@ class PhaseTreeView(Tree[int]):
             parent = self._phase_nodes.get(phase.parent) if phase.parent is not None else None
             if parent is not None:
                 parent.allow_expand = True
-            depth = self._depths[pid] = self._depths[phase.parent] + 1 if parent is not None else 0
-            node = (parent or self.root).add("", data=pid, expand=True, allow_expand=False)
-            self._phase_nodes[pid] = node
-            if self._fit():
-                continue  # every row was laid out again, this one with them
-            node.set_label(self._label(pid, depth))
+            self._depths[pid] = self._depths[phase.parent] + 1 if parent is not None else 0
+            self._phase_nodes[pid] = (parent or self.root).add("", data=pid, expand=True, allow_expand=False)
+            added.append(pid)
+        if not self._fit():  # else every row was laid out again, the new ones with them
+            for pid in added:
+                self._phase_nodes[pid].set_label(self._label(pid, self._depths[pid]))
 
     def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None,
                        vitals: dict[int, tuple[str, str]] | None = None) -> None:
@@ -101,8 +102,8 @@ class PhaseTreeView(Tree[int]):
         self.refresh_phases(list(self._phase_nodes), self._now, *self._notes)
 
     def on_resize(self, event: Resize) -> None:
-        self._fit()
-        self.relabel()
+        if not self._fit():
+            self.relabel()
 
     def _fit(self) -> bool:
         """Choose the columns that keep every name whole at this width; True when they changed (and
