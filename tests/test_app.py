@@ -119,6 +119,28 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
     assert app.return_code == 0
 
 
+async def test_a_late_highlight_of_an_older_row_does_not_take_the_selection_back(models):
+    """The newest build is selected; a highlight message still queued for an older row (the
+    table posts one when its first row appears) must not switch the panes back to that row."""
+    from textual.widgets import DataTable
+    from textual.widgets._data_table import RowKey
+
+    app = make(models, executor="process", jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        app.submit(str(models / "mnist.onnx"))
+        app.submit(str(models / "mnist.onnx"), force=True)
+        await wait_for(pilot, lambda: len(app.views) == 2, 5)
+        assert app.selected == 2 and app.builds.cursor_row == 1
+        app.builds.post_message(DataTable.RowHighlighted(app.builds, 0, RowKey("1")))
+        await pilot.pause(0.2)
+        assert app.selected == 2 and app.phase_view.job == 2
+        app.builds.focus()
+        await pilot.press("up")  # the user's own move still selects
+        await wait_for(pilot, lambda: app.selected == 1 and app.phase_view.job == 1, 2)
+        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 60)
+        await pilot.press("q")
+
+
 async def test_two_builds_at_once_cancel_one_the_other_finishes(models):
     app = make(models, executor="process", jobs=2)
     async with app.run_test(size=SIZE) as pilot:

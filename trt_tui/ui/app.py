@@ -420,6 +420,10 @@ class TrtTuiApp(App[int]):
 
     @on(DataTable.RowHighlighted, "#builds")
     def _build_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # A highlight is a message, so it can arrive after the app has selected a newer build (the
+        # first row's highlight lands after a second build was adopted): only the cursor's row counts.
+        if event.cursor_row != self.builds.cursor_row:
+            return
         if event.row_key is not None and event.row_key.value is not None:
             self.select_build(int(event.row_key.value))
 
