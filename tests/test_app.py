@@ -17,6 +17,7 @@ from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
 from trt_tui.ui.messages import BuildEvents
+from trt_tui.ui.widgets.build_list import BuildList
 from trt_tui.ui.widgets.gpu_panel import GpuPanel
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
@@ -89,7 +90,7 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         assert labels.lstrip().startswith("Building engine"), "a phase row starts with its name"
         backend = str(app.builds.get_cell("1", "Backend"))
         assert backend.startswith("RTX 1."), f"the builds list shows {backend!r}, not the backend that built"
-        assert "tensorrt-rtx 1." in str(app.phase_view.root.label), "the title names the backend in full"
+        assert "tensorrt-rtx 1." in str(app.phase_view.title), "the title names the backend in full"
         assert (models / "mnist.engine").stat().st_size > 100_000
         await pilot.press("q")
     assert app.return_code == 0
@@ -111,7 +112,7 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert view.state is State.CANCELLED
         assert took < 4.0, f"cancel took {took:.2f}s: it waited for TensorRT"
         assert "Determining refit engines" in (view.detail or "")
-        assert "cancelled" in str(app.phase_view.root.label)
+        assert "cancelled" in str(app.phase_view.title)
         stopped = [line for line in app.phase_view.labels() if "stopped here" in line]
         assert any("Determining refit engines" in line for line in stopped), app.phase_view.labels()
         assert leftovers(models) == []
@@ -120,18 +121,15 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
 
 
 async def test_a_late_highlight_of_an_older_row_does_not_take_the_selection_back(models):
-    """The newest build is selected; a highlight message still queued for an older row (the
-    table posts one when its first row appears) must not switch the panes back to that row."""
-    from textual.widgets import DataTable
-    from textual.widgets._data_table import RowKey
-
+    """The newest build is selected; a highlight message still queued for a row the cursor has
+    left must not switch the panes back to that row."""
     app = make(models, executor="process", jobs=2)
     async with app.run_test(size=SIZE) as pilot:
         app.submit(str(models / "mnist.onnx"))
         app.submit(str(models / "mnist.onnx"), force=True)
         await wait_for(pilot, lambda: len(app.views) == 2, 5)
         assert app.selected == 2 and app.builds.cursor_row == 1
-        app.builds.post_message(DataTable.RowHighlighted(app.builds, 0, RowKey("1")))
+        app.builds.post_message(BuildList.Highlighted(app.builds, job=1, row=0))
         await pilot.pause(0.2)
         assert app.selected == 2 and app.phase_view.job == 2
         app.builds.focus()
@@ -324,9 +322,31 @@ def test_snapshot_mid_build(snap_compare, models, size, theme):
 
     async def run_before(pilot):
         await start_held_build(pilot, app)
-        await pilot.pause(0.3)
+        await pilot.pause(TrtTuiApp.SLOW_TICK + 0.3)  # the left-hand panes catch up on the slow tick
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+async def test_phase_tree_keys_move_the_cursor_and_fold_a_phase(models):
+    """In the phase tree, down moves to a phase; space (or Enter) folds it, hiding its children, and
+    unfolds it again; the last phase is one End away."""
+    app = held_replay_app(models)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_held_build(pilot, app)
+        tree = app.phase_view
+        tree.focus()
+        shown = tree.visible()
+        assert shown[0].startswith("#1 resnet50.onnx building") and "▼ ▸ Building engine" in shown[1]
+        await pilot.press("down", "space")  # "Building engine": every other phase is under it
+        await wait_for(pilot, lambda: len(tree.visible()) == 2, 2)
+        assert "▶ ▸ Building engine" in tree.visible()[1]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: tree.visible() == shown, 2)
+        await pilot.press("end", "space")  # a leaf: nothing to fold
+        await pilot.pause(0.1)
+        assert tree.visible() == shown
+        assert tree.cursor_line() == len(shown) - 1
+        await pilot.press("q")
 
 
 def test_snapshot_after_cancel(snap_compare, models):
@@ -374,16 +394,17 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         view = app.views[1]
         spark = app.query_one("#cpu-spark")
         before = len(spark.data)
-        await wait_for(pilot, lambda: len(spark.data) > before, 3)
         pid = app.scheduler.executor.pid_of(view.job)
-        os.kill(pid, signal.SIGSTOP)
+        os.kill(pid, signal.SIGSTOP)  # early, while a phase still runs (a ResNet-50 build takes ~2 s)
         try:
-            await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 2)
+            # The left-hand panes catch up on the slow tick (1 s).
+            await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 3)
             await pilot.pause(0.3)  # a tick relabels the running phase
             assert any("stopped CPU" in line for line in app.phase_view.labels()), app.phase_view.labels()
         finally:
             os.kill(pid, signal.SIGCONT)
-        await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "working", 2)
+        await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "working", 3)
+        await wait_for(pilot, lambda: len(spark.data) > before, 3)
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
         assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text

@@ -71,7 +71,7 @@ async def test_second_build_shows_an_eta_from_history(tmp_path, monkeypatch):
             await pilot.pause(0.05)
         await pilot.pause(0.4)  # a tick refreshes the title
         assert app.views[2].expected and "Building engine" in app.views[2].expected
-        assert "ETA" in str(app.phase_view.root.label)
+        assert "ETA" in str(app.phase_view.title)
         await pilot.press("c")
         while not app.views[2].state.final:
             await pilot.pause(0.05)

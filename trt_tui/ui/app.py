@@ -20,6 +20,7 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import App, SystemCommand
+from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import DataTable, Input, Static
@@ -93,6 +94,12 @@ class TrtTuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
+    # The selected build's phase clocks and title move every TICK; the left-hand panes (the builds'
+    # clocks and progress, vitals, host and GPU readings) all change together every SLOW_TICK.
+    # A frame repaints the box around everything that changed, so a change on the left and one on
+    # the right in the same frame repaint nearly every pane; kept apart, a tick repaints a few rows.
+    TICK = 0.25
+    SLOW_TICK = 1.0
 
     BINDINGS = BINDINGS
 
@@ -131,6 +138,9 @@ class TrtTuiApp(App[int]):
         self.selected: int | None = None
         self.log_level_index = 1
         self._stop_gpu = threading.Event()
+        self._due_vitals: set[int] = set()  # builds with a reading not yet shown
+        self._due_machine: dict[type, Message] = {}  # the newest GPU and host readings not yet shown
+        self._shown_machine: set[type] = set()  # the kinds of reading shown once already
         self._quitting = False
         self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
         self.handler_errors: deque[str] = deque(maxlen=50)
@@ -166,7 +176,9 @@ class TrtTuiApp(App[int]):
             self.run_.start()
         else:
             self._discover(self.config.paths)
-        self.set_interval(0.25, self._tick)
+        self.set_interval(self.TICK, self._tick)
+        # Half a tick later, so that the left's changes never share a frame with the right's.
+        self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
         # After the first frame, as the spare build process: its first reading imports NVML and
         # psutil (~30 ms), which the first frame does not need.
         self.call_after_refresh(self._sample_gpus)
@@ -243,6 +255,21 @@ class TrtTuiApp(App[int]):
             self._stop_gpu.wait(self.config.gpu_interval)
 
     @on(GpuSampled)
+    @on(HostSampled)
+    def _machine_sampled(self, message: GpuSampled | HostSampled) -> None:
+        """The first readings are shown at once, the later ones on the slow tick."""
+        if type(message) in self._shown_machine:
+            self._due_machine[type(message)] = message
+        else:
+            self._shown_machine.add(type(message))
+            self._show_machine(message)
+
+    def _show_machine(self, message: GpuSampled | HostSampled) -> None:
+        if isinstance(message, GpuSampled):
+            self._gpu_sampled(message)
+        else:
+            self._host_sampled(message)
+
     @guarded
     def _gpu_sampled(self, message: GpuSampled) -> None:
         self.gpu_history.add(message.snapshot)
@@ -252,7 +279,6 @@ class TrtTuiApp(App[int]):
         self.gpu_panel.display = available
         self.host_panel.note = "" if available else (message.snapshot.reason or "no GPU")
 
-    @on(HostSampled)
     @guarded
     def _host_sampled(self, message: HostSampled) -> None:
         self.host_panel.show(message.host)
@@ -309,7 +335,7 @@ class TrtTuiApp(App[int]):
             if self.selected is None:
                 self.select_build(job.id)
         view.last_event_at = self.clock()
-        new_phases, touched, new_logs = [], set(), []
+        new_phases, touched, new_logs, state_changed = [], set(), [], False
         for event in message.events:
             kind = type(event)
             view.tree.apply(event)
@@ -334,6 +360,7 @@ class TrtTuiApp(App[int]):
                 self.notify(f"#{view.job.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
             elif kind is StateChanged:
                 self._state_changed(view, event)
+                state_changed = True
                 if event.state.final:
                     touched.update(view.tree.phases)  # the tree closes what a killed build left open
         if self.selected == message.job:
@@ -341,7 +368,8 @@ class TrtTuiApp(App[int]):
             self.phase_view.add_phases(new_phases, now)
             self.phase_view.refresh_phases(touched, now)
             self.log_pane.append(new_logs)
-        self._update_row(view)
+        if state_changed:  # else its clock and progress move on the slow tick, with the rest of the left
+            self._update_row(view)
 
     def _adopt(self, job_id: int) -> BuildView | None:
         """A job the app did not submit (a build of the program `trt-tui run` runs) joins the list."""
@@ -356,7 +384,11 @@ class TrtTuiApp(App[int]):
 
     def _vitals(self, view: BuildView, event: Vitals) -> None:
         view.vitals.append(event)
-        self.builds.set_verdict(view.job.id, event.verdict, human_bytes(event.peak_rss_bytes))
+        self._due_vitals.add(view.job.id)  # shown on the slow tick
+
+    def _show_vitals(self, view: BuildView) -> None:
+        latest = view.vitals[-1]
+        self.builds.set_verdict(view.job.id, latest.verdict, human_bytes(latest.peak_rss_bytes))
         if self.selected == view.job.id:
             self.vitals_panel.show(view.vitals)
 
@@ -391,14 +423,23 @@ class TrtTuiApp(App[int]):
     @guarded
     def _tick(self) -> None:
         """Clocks move even when TensorRT is silent for seconds inside one step."""
-        for view in self.views.values():
-            if not view.state.final:
-                self._update_row(view)
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is not None and not view.state.final:
             hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
             self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints, phase_verdict(view))
             self.phase_view.set_title(build_title(view, self.palette))
+
+    @guarded
+    def _slow_tick(self) -> None:
+        for view in self.views.values():
+            if not view.state.final:
+                self._update_row(view)
+        for job in self._due_vitals:
+            self._show_vitals(self.views[job])
+        self._due_vitals.clear()
+        for message in self._due_machine.values():
+            self._show_machine(message)
+        self._due_machine.clear()
 
     def _handler_failed(self, handler: str, exc: Exception) -> None:
         self.handler_error_count += 1
@@ -418,14 +459,12 @@ class TrtTuiApp(App[int]):
         self.log_pane.show(view.logs)
         self.vitals_panel.show(view.vitals)
 
-    @on(DataTable.RowHighlighted, "#builds")
-    def _build_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        # A highlight is a message, so it can arrive after the app has selected a newer build (the
-        # first row's highlight lands after a second build was adopted): only the cursor's row counts.
-        if event.cursor_row != self.builds.cursor_row:
-            return
-        if event.row_key is not None and event.row_key.value is not None:
-            self.select_build(int(event.row_key.value))
+    @on(BuildList.Highlighted)
+    def _build_highlighted(self, event: BuildList.Highlighted) -> None:
+        # A highlight is a message, so it can arrive after the app has selected a newer build: only
+        # the cursor's row counts.
+        if event.row == self.builds.cursor_row:
+            self.select_build(event.job)
 
     @on(DataTable.RowHighlighted, "#models")
     def _model_highlighted(self) -> None:

@@ -229,6 +229,12 @@ def phase_verdict(view: BuildView) -> dict[int, tuple[str, str]] | None:
 # -- the build as a whole ----------------------------------------------------------------------------
 
 
+def same_text(a: Text | None, b: Text | None) -> bool:
+    """Whether two texts look the same: rich's `==` leaves out the base style, which is what a theme
+    change alters in a cell such as a build's state."""
+    return a is not None and b is not None and a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
 def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     """`#2 densenet.onnx building · 12.4s · ETA 3.1s`, then why it stopped or failed."""
     job = view.job

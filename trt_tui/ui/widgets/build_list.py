@@ -1,66 +1,256 @@
-"""Every build: model, the backend that builds it, state, vitals, elapsed time, progress, sizes."""
+"""Every build: model, the backend that builds it, state, vitals, elapsed time, progress, sizes.
+
+Drawn with Textual's line API rather than as a `DataTable`: a DataTable draws every cell of every row
+again when any one cell changes, and a running build changes its clock four times a second, so the
+cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
+own cells changes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from textual.widgets import DataTable
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ...core.events import State
-from ..build_view import PLAIN, Palette, progress_text, state_text, verdict_text
+from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 
-COLUMNS = ("#", "Model", "Backend", "State", "Vitals", "Elapsed", "Progress", "Peak", "Engine")
+COLUMNS = ("#", "Model", "State", "Vitals", "Elapsed", "Progress", "Backend", "Peak", "Engine")
 # Columns whose values change while a build runs get a width that fits every value they take
-# ("cancelled", "stalled", "59m59s", "1023.9 MiB"): a column that grew would re-lay out the screen.
-FIXED = {"State": 9, "Vitals": 7, "Elapsed": 7, "Progress": 15, "Peak": 10, "Engine": 10}
+# ("RTX 1.7.1.116", "cancelled", "stalled", "59m59s", "1023.9 MiB"), so that a clock, a size or the
+# backend a build reports never moves the others.
+FIXED = {"Backend": 14, "State": 9, "Vitals": 7, "Elapsed": 7, "Progress": 15, "Peak": 10, "Engine": 10}
+PAD = 1  # blank cells either side of a value
 
 
 @dataclass
 class _Row:
+    job: int
+    cells: dict[str, Text] = field(default_factory=dict)
+    values: dict[str, object] = field(default_factory=dict)  # what each cell was given (get_cell)
+    version: int = 0  # counts the changes to its cells: a cached strip of an older one is stale
     state: State = State.QUEUED
     verdict: str | None = None
     fraction: float = 0.0
 
 
-class BuildList(DataTable):
-    """One row per build, keyed by the job id. Coloured cells are kept as data and drawn with the
-    theme's palette, so a theme change recolours every row (`recolor`)."""
+class BuildList(ScrollView, can_focus=True):
+    """One row per build, keyed by the job id, under a header. Coloured cells are kept as data and
+    drawn with the theme's palette, so a theme change recolours every row (`recolor`). Moving the
+    cursor posts `BuildList.Highlighted`."""
+
+    class Highlighted(Message):
+        """The cursor moved to the row of build `job` (row index `row`)."""
+
+        def __init__(self, build_list: BuildList, job: int, row: int) -> None:
+            super().__init__()
+            self.build_list, self.job, self.row = build_list, job, row
+
+        @property
+        def control(self) -> BuildList:
+            return self.build_list
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor(-10)", "Page up", show=False),
+        Binding("pagedown", "cursor(10)", "Page down", show=False),
+        Binding("home", "cursor(-1_000_000)", "First", show=False),
+        Binding("end", "cursor(1_000_000)", "Last", show=False),
+    ]
+    COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
+    DEFAULT_CSS = """
+    BuildList {
+        background: $surface;
+        color: $foreground;
+        height: auto;
+        & > .build-list--header { text-style: bold; background: $panel; color: $foreground; }
+        & > .build-list--even-row { background: $surface-lighten-1 50%; }
+        & > .build-list--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .build-list--header { background-tint: $foreground 5%; }
+            & > .build-list--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
+        &:dark > .build-list--even-row { background: $surface-darken-1 40%; }
+    }
+    """
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(**kwargs)
         self.palette: Palette = PLAIN
         self._rows: dict[int, _Row] = {}
+        self._order: list[int] = []  # job ids, top to bottom
+        self._widths: dict[str, int] = {name: FIXED.get(name, len(name)) for name in COLUMNS}
+        self._strips: dict[int | None, tuple[tuple, Strip]] = {}  # job (None: the header) → (key, strip)
+        self._styles: tuple[Style, Style, Style, Style] | None = None  # base, header, even row, cursor
+        self.cursor_row = 0
+        self._highlighted = False  # a Highlighted was posted for the cursor's row
 
-    def on_mount(self) -> None:
-        for name in COLUMNS:
-            self.add_column(name, key=name, width=FIXED.get(name))
+    # -- what the app calls --------------------------------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        return len(self._order)
+
+    @property
+    def cursor_job(self) -> int | None:
+        return self._order[self.cursor_row] if self._order else None
 
     def add_build(self, job: int, model: str, backend: str) -> None:
-        row = self._rows[job] = _Row()
-        self.add_row(str(job), model, backend, state_text(row.state, self.palette), "-", "-",
-                     progress_text(0.0, self.palette), "-", "-", key=str(job))
+        self._rows[job] = _Row(job)
+        self._order.append(job)
+        cells = {"#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
+                 "Elapsed": "-", "Progress": progress_text(0.0, self.palette), "Backend": backend, "Peak": "-",
+                 "Engine": "-"}
+        for column in COLUMNS:
+            self._store(job, column, cells[column])
+        self._size_changed(taller=True)
+
+    def get_cell(self, job: int | str, column: str) -> object:
+        """What the cell was given: a `str` or a `Text`."""
+        return self._rows[int(job)].values[column]
 
     def set_state(self, job: int, state: State) -> None:
         self._rows[job].state = state
-        self.update_cell(str(job), "State", state_text(state, self.palette))
+        self.set_cell(job, "State", state_text(state, self.palette))
 
     def set_verdict(self, job: int, verdict: str, peak: str) -> None:
         self._rows[job].verdict = verdict
-        self.update_cell(str(job), "Vitals", verdict_text(verdict, self.palette))
-        self.update_cell(str(job), "Peak", peak)
+        self.set_cell(job, "Vitals", verdict_text(verdict, self.palette))
+        self.set_cell(job, "Peak", peak)
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self._rows[job].fraction = fraction
-        self.update_cell(str(job), "Progress", progress_text(fraction, self.palette))
-        self.update_cell(str(job), "Elapsed", elapsed)
+        self.set_cell(job, "Progress", progress_text(fraction, self.palette))
+        self.set_cell(job, "Elapsed", elapsed)
 
-    def set_cell(self, job: int, column: str, value) -> None:
-        self.update_cell(str(job), column, value, update_width=column not in FIXED)
+    def set_cell(self, job: int, column: str, value: str | Text) -> None:
+        """A cell that shows what it showed is left alone, and a changed one repaints its row only
+        (the whole list when a column had to grow for it)."""
+        if self._store(job, column, value):
+            self._size_changed()
+        else:
+            self._refresh_line(self._order.index(job) + 1)
 
     def recolor(self, palette: Palette) -> None:
         self.palette = palette
         for job, row in self._rows.items():
-            self.update_cell(str(job), "State", state_text(row.state, palette))
+            self.set_cell(job, "State", state_text(row.state, palette))
             if row.verdict is not None:
-                self.update_cell(str(job), "Vitals", verdict_text(row.verdict, palette))
-            self.update_cell(str(job), "Progress", progress_text(row.fraction, palette))
+                self.set_cell(job, "Vitals", verdict_text(row.verdict, palette))
+            self.set_cell(job, "Progress", progress_text(row.fraction, palette))
+
+    def move_cursor(self, *, row: int) -> None:
+        row = max(0, min(len(self._order) - 1, row))
+        if not self._order or row == self.cursor_row and self._highlighted:
+            return
+        old, self.cursor_row, self._highlighted = self.cursor_row, row, True
+        self._refresh_line(old + 1)
+        self._refresh_line(row + 1)
+        self.scroll_to_region(Region(0, row + 1, 1, 1), animate=False)
+        self.post_message(self.Highlighted(self, self._order[row], row))
+
+    # -- cells and rows --------------------------------------------------------------------------------
+
+    def _store(self, job: int, column: str, value: str | Text) -> bool:
+        """Keep a cell's value; True when its column had to grow for it."""
+        row = self._rows[job]
+        text = value if isinstance(value, Text) else Text(str(value))
+        if same_text(row.cells.get(column), text):
+            return False
+        row.values[column] = value
+        row.cells[column] = text
+        row.version += 1
+        if column not in FIXED and text.cell_len > self._widths[column]:
+            self._widths[column] = text.cell_len
+            return True
+        return False
+
+    def _size_changed(self, taller: bool = False) -> None:
+        """A wider column repaints the list; only a new row lays the screen out again (the list's
+        height follows its rows)."""
+        self.virtual_size = Size(sum(w + 2 * PAD for w in self._widths.values()), len(self._order) + 1)
+        self.refresh(layout=taller)
+
+    def _refresh_line(self, line: int) -> None:
+        self.refresh(Region(0, line - self.scroll_offset.y, self.size.width, 1))
+
+    def _line_text(self, cells: dict[str, Text]) -> Text:
+        line = Text()
+        for column in COLUMNS:
+            width = self._widths[column]
+            cell = cells[column]
+            if cell.cell_len > width:
+                cell = cell.copy()
+                cell.truncate(width, overflow="ellipsis")
+            line.append(" " * PAD)
+            line.append_text(cell)
+            line.append(" " * (width - cell.cell_len + PAD))
+        return line
+
+    # -- drawing ---------------------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None  # focus, theme: the header's and the cursor's colours may have changed
+
+    def _get_styles(self) -> tuple[Style, Style, Style, Style]:
+        if self._styles is None:
+            # Not partial: the theme's cursor and stripe colours are translucent, blended here over the
+            # list's own background.
+            self._styles = (self.rich_style, *(self.get_component_rich_style(f"build-list--{name}")
+                                               for name in ("header", "even-row", "cursor")))
+        return self._styles
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        line = y + scroll_y
+        base, header, even, cursor = self._get_styles()
+        width = self.size.width
+        widths = tuple(self._widths.values())
+        if line == 0:
+            strip = self._strip(None, widths, lambda: self._line_text({c: Text(c) for c in COLUMNS}))
+            return strip.crop_extend(scroll_x, scroll_x + width, None).apply_style(header)
+        if line > len(self._order):
+            return Strip.blank(width, base)
+        row = self._rows[self._order[line - 1]]
+        strip = self._strip(row.job, (widths, row.version), lambda: self._line_text(row.cells))
+        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        if line - 1 == self.cursor_row:  # over the cells' own colours, as a DataTable's cursor is
+            return Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+        return strip.apply_style(even if line % 2 == 0 else base)
+
+    def _strip(self, key: int | None, shows: tuple, text) -> Strip:
+        cached = self._strips.get(key)
+        if cached is not None and cached[0] == shows:
+            return cached[1]
+        strip = Strip(text().render(self.app.console))
+        self._strips[key] = (shows, strip)
+        return strip
+
+    # -- keys and mouse --------------------------------------------------------------------------------
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor(row=self.cursor_row + delta)
+
+    def on_click(self, event: Click) -> None:
+        line = event.y + self.scroll_offset.y
+        if 0 < line <= len(self._order):
+            self.move_cursor(row=line - 1)

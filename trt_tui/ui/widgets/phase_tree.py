@@ -1,66 +1,132 @@
 """The phase tree of the selected build: TensorRT's phases as TensorRT nests them, one row each.
 
-A row reads name first, then bar, steps and time in columns aligned at the right edge
-(`build_view.phase_row`); its width is the tree's width less the guides at its depth, so the rows are
-laid out again when the tree is resized. Only a phase with children has a fold toggle.
+The first line is the build's title; each phase row reads guides, fold toggle, then name first and
+bar, steps and time in columns aligned at the right edge (`build_view.phase_row`). A row's width is
+the tree's width less the guides at its depth, so the rows are laid out again when it is resized.
+
+Drawn with Textual's line API, as its `Log` is, not with a `Tree`: a `Tree` renders a row again
+whenever any of its ancestors changes, and a running phase's ancestors change on every tick (their
+clocks run), so each tick painted the whole tree again, and the title, the root, with it. Here each
+row is a strip cached until its own text, guides or toggle change; a tick repaints only the rows whose
+clocks moved.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.events import Resize
-from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.binding import Binding
+from textual.events import Click, Resize
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from ...core.phases import PhaseTree
-from ..build_view import PLAIN, Columns, Palette, columns_for, phase_row
+from ..build_view import PLAIN, Columns, Palette, columns_for, phase_row, same_text
 
 GUIDE = 2  # cells of indentation per level
 TOGGLE = 2  # "▼ " on a phase with children, blank on a leaf
 
 
-class PhaseTreeView(Tree[int]):
-    """Shows one build's `PhaseTree`; `show` switches builds, `refresh_phases` updates in place.
+@dataclass
+class _Row:
+    pid: int
+    depth: int
+    guides: str  # "│ ├ ": one guide per level, then this row's own branch
 
-    A map phase-id → TreeNode keeps updates to `set_label` calls on the rows that changed."""
 
-    def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
-        """Never a layout of the screen: the tree's size comes from the CSS (3fr), not from its rows,
-        and Tree asks for one on every node added (a full re-layout and repaint of every pane, most
-        of the app's CPU during a build). The scrollbars follow the virtual size on their own."""
-        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+class PhaseTreeView(ScrollView, can_focus=True):
+    """Shows one build's `PhaseTree`; `show` switches builds, `add_phases` and `refresh_phases`
+    update in place. Up/down move the cursor, Enter or space folds the phase under it."""
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1_000_000)", "First", show=False),
+        Binding("end", "cursor(1_000_000)", "Last", show=False),
+        Binding("enter,space", "toggle", "Fold", show=False),
+    ]
+    COMPONENT_CLASSES = {"phase-tree--guides", "phase-tree--cursor"}
+    DEFAULT_CSS = """
+    PhaseTreeView {
+        background: $surface;
+        color: $foreground;
+        & > .phase-tree--guides { color: $surface-lighten-2; }
+        & > .phase-tree--cursor { background: $block-cursor-blurred-background; }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .phase-tree--guides { color: $surface-lighten-3; }
+            & > .phase-tree--cursor {
+                color: $block-cursor-foreground;
+                background: $block-cursor-background;
+                text-style: $block-cursor-text-style;
+            }
+        }
+        &:light > .phase-tree--guides { color: $surface-darken-1; }
+    }
+    """
 
     def __init__(self, **kwargs) -> None:
-        super().__init__("No build selected", **kwargs)
-        self.show_root = True
-        self.guide_depth = GUIDE
+        super().__init__(**kwargs)
         self.palette: Palette = PLAIN
-        self._phase_nodes: dict[int, TreeNode[int]] = {}
-        self._depths: dict[int, int] = {}
+        self.job: int | None = None
+        self.stopped: set[int] = set()
         self._phases: PhaseTree | None = None
+        self._title: Text = Text("No build selected")
+        self._depths: dict[int, int] = {}  # the phases shown, with their depth
+        self._labels: dict[int, Text] = {}
+        self._versions: dict[int | None, int] = {}  # phase id (None: the title) → changes to its text
+        self._collapsed: set[int] = set()
+        self._rows: list[_Row] = []
+        self._line_of: dict[int, int] = {}  # phase id → line (the title is line 0)
+        self._strips: dict[int | None, tuple[tuple, Strip]] = {}  # phase id (None: title) → (what it shows, strip)
+        self._styles: tuple[Style, Style, Style] | None = None  # base, guides, cursor
+        self._cursor: int | None = None  # the phase under the cursor; None: the title
         self._now = 0.0
         self._notes: tuple[dict, dict] = ({}, {})  # the latest slow hints and verdicts, by phase
         self._columns = Columns()
-        self.job: int | None = None
-        self.stopped: set[int] = set()
+
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
+        """Never a layout of the screen: the tree's size comes from the CSS (3fr), not from its rows;
+        the scrollbars follow the virtual size on their own."""
+        return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
+    # -- what the app calls --------------------------------------------------------------------------
 
     def show(self, job: int | None, title: Text | str, tree: PhaseTree | None, now: float,
              stopped: set[int] | None = None) -> None:
-        self.clear()
-        self._phase_nodes.clear()
-        self._depths.clear()
-        self._notes = ({}, {})
-        self._columns = Columns()
         self.job, self._phases = job, tree
         self.stopped = stopped if stopped is not None else set()
-        self.root.set_label(title)
-        self.root.expand()
+        self._depths.clear()
+        self._labels.clear()
+        self._versions.clear()
+        self._collapsed.clear()
+        self._strips.clear()
+        self._cursor = None
+        self._notes = ({}, {})
+        self._columns = Columns()
+        self._title = Text(title) if isinstance(title, str) else title
+        self.scroll_to(0, 0, animate=False)
         if tree is not None:
             self.add_phases([p.id for _, p in tree.walk()], now)
+        else:
+            self._layout_rows()
+
+    @property
+    def title(self) -> Text:
+        return self._title
 
     def set_title(self, title: Text | str) -> None:
-        self.root.set_label(title)
+        title = Text(title) if isinstance(title, str) else title
+        if not same_text(title, self._title):
+            self._title = title
+            self._versions[None] = self._versions.get(None, 0) + 1
+            self._refresh_line(0)
 
     def add_phases(self, phase_ids: list[int], now: float) -> None:
         tree = self._phases
@@ -69,18 +135,17 @@ class PhaseTreeView(Tree[int]):
         self._now = now
         added = []
         for pid in phase_ids:
-            if pid in self._phase_nodes:
-                continue
             phase = tree.phases[pid]
-            parent = self._phase_nodes.get(phase.parent) if phase.parent is not None else None
-            if parent is not None:
-                parent.allow_expand = True
-            self._depths[pid] = self._depths[phase.parent] + 1 if parent is not None else 0
-            self._phase_nodes[pid] = (parent or self.root).add("", data=pid, expand=True, allow_expand=False)
+            if pid in self._depths or (phase.parent is not None and phase.parent not in self._depths):
+                continue
+            self._depths[pid] = self._depths[phase.parent] + 1 if phase.parent is not None else 0
             added.append(pid)
-        if not self._fit():  # else every row was laid out again, the new ones with them
+        if not added:
+            return
+        if not self._fit():  # else every row was labelled again, the new ones with them
             for pid in added:
-                self._phase_nodes[pid].set_label(self._label(pid, self._depths[pid]))
+                self._set_label(pid, self._label(pid))
+        self._layout_rows()
 
     def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None,
                        vitals: dict[int, tuple[str, str]] | None = None) -> None:
@@ -89,25 +154,72 @@ class PhaseTreeView(Tree[int]):
         self._now = now
         self._notes = (hints or {}, vitals or {})
         for pid in phase_ids:
-            node = self._phase_nodes.get(pid)
-            if node is not None:
-                label = self._label(pid, self._depths[pid])
-                if label != node.label:  # only the rows that changed are repainted
-                    node.set_label(label)
+            if pid in self._depths:
+                label = self._label(pid)
+                if not same_text(label, self._labels.get(pid)):  # only the rows that changed are repainted
+                    self._set_label(pid, label)
+                    self._refresh_line(self._line_of.get(pid))
+
+    def _set_label(self, pid: int, label: Text) -> None:
+        self._labels[pid] = label
+        self._versions[pid] = self._versions.get(pid, 0) + 1
 
     def relabel(self, palette: Palette | None = None) -> None:
         """Every row again: after a resize (the columns move) or a theme change (`palette`)."""
         if palette is not None:
             self.palette = palette
-        self.refresh_phases(list(self._phase_nodes), self._now, *self._notes)
+        self.refresh_phases(list(self._depths), self._now, *self._notes)
 
-    def on_resize(self, event: Resize) -> None:
-        if not self._fit():
-            self.relabel()
+    def active_ids(self) -> list[int]:
+        tree = self._phases
+        return [p.id for _, p in tree.active()] if tree is not None else []
+
+    def labels(self) -> list[str]:
+        """Plain text of every phase, folded or not, depth-first and indented by depth: what a user
+        reads (used by tests)."""
+        tree = self._phases
+        if tree is None:
+            return []
+        return ["  " * depth + self._labels[p.id].plain.rstrip() for depth, p in tree.walk() if p.id in self._labels]
+
+    def visible(self) -> list[str]:
+        """Plain text of the lines as drawn, title first, folded phases left out (used by tests)."""
+        return [self.render_line(y - self.scroll_offset.y).text.rstrip() for y in range(len(self._rows) + 1)]
+
+    # -- rows ------------------------------------------------------------------------------------------
+
+    def _layout_rows(self) -> None:
+        """The visible rows, with their guides, from the phases shown and what is folded."""
+        rows: list[_Row] = []
+        tree = self._phases
+        if tree is not None:
+            phases, shown = tree.phases, self._depths
+
+            def visit(pids: list[int], depth: int, prefix: str) -> None:
+                pids = [pid for pid in pids if pid in shown]
+                for i, pid in enumerate(pids):
+                    last = i == len(pids) - 1
+                    rows.append(_Row(pid, depth, prefix + ("└ " if last else "├ ")))
+                    if pid not in self._collapsed:
+                        visit(phases[pid].children, depth + 1, prefix + ("  " if last else "│ "))
+
+            visit(tree.roots, 0, "")
+        self._rows = rows
+        self._line_of = {row.pid: line for line, row in enumerate(rows, 1)}
+        if self._cursor is not None and self._cursor not in self._line_of:
+            self._cursor = None
+        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        self.refresh()
+
+    def _label(self, pid: int) -> Text:
+        hints, vitals = self._notes
+        return phase_row(self._phases.phases[pid], self._now, self._row_width(self._depths[pid]), self.palette,
+                         stopped=pid in self.stopped, slow_hint=hints.get(pid), vitals=vitals.get(pid),
+                         columns=self._columns)
 
     def _fit(self) -> bool:
         """Choose the columns that keep every name whole at this width; True when they changed (and
-        so every row was relabelled)."""
+        so every row was labelled again)."""
         phases = self._phases.phases if self._phases is not None else {}
         columns = columns_for((self._row_width(depth), phases[pid].name) for pid, depth in self._depths.items())
         if columns == self._columns:
@@ -118,37 +230,95 @@ class PhaseTreeView(Tree[int]):
 
     def _row_width(self, depth: int) -> int:
         # The whole width less room for a vertical scrollbar, which comes and goes with the rows
-        # (a row laid out without it would lose its time column once it appears), the root's
-        # guide, one guide per level, and the toggle.
+        # (a row laid out without it would lose its time column once it appears), one guide per
+        # level and this row's own, and the toggle.
         width = (self.size.width or 120) - self.styles.scrollbar_size_vertical
         return width - GUIDE * (depth + 1) - TOGGLE
 
-    def _label(self, pid: int, depth: int) -> Text:
-        hints, vitals = self._notes
-        return phase_row(self._phases.phases[pid], self._now, self._row_width(depth), self.palette,
-                         stopped=pid in self.stopped, slow_hint=hints.get(pid), vitals=vitals.get(pid),
-                         columns=self._columns)
+    def on_resize(self, event: Resize) -> None:
+        self._strips.clear()
+        self.virtual_size = Size(event.size.width, len(self._rows) + 1)
+        if not self._fit():
+            self.relabel()
 
-    def render_label(self, node: TreeNode[int], base_style: Style, style: Style) -> Text:
-        """A leaf gets a blank where a folder gets its toggle, so that all rows stay aligned."""
-        if node.allow_expand or node is self.root:
-            return super().render_label(node, base_style, style)
-        label = node.label.copy()
-        label.stylize(style)
-        return Text.assemble(("  ", base_style), label)
+    # -- drawing ---------------------------------------------------------------------------------------
 
-    def active_ids(self) -> list[int]:
-        tree = self._phases
-        return [p.id for _, p in tree.active()] if tree is not None else []
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None  # focus, theme: the guides' and the cursor's colours may have changed
+        self._strips.clear()
 
-    def labels(self) -> list[str]:
-        """Plain text of every phase line, depth-first: what a user reads (used by tests)."""
-        out = []
+    def _get_styles(self) -> tuple[Style, Style, Style]:
+        if self._styles is None:
+            # The cursor's colour is translucent in the themes: not partial, so that it is blended here
+            # over the tree's own background.
+            self._styles = (self.rich_style, self.get_component_rich_style("phase-tree--guides", partial=True),
+                            self.get_component_rich_style("phase-tree--cursor"))
+        return self._styles
 
-        def visit(node: TreeNode[int], depth: int) -> None:
-            for child in node.children:
-                out.append("  " * depth + str(child.label).rstrip())
-                visit(child, depth + 1)
+    def _refresh_line(self, line: int | None) -> None:
+        if line is not None:
+            self.refresh(Region(0, line - self.scroll_offset.y, self.size.width, 1))
 
-        visit(self.root, 0)
-        return out
+    def cursor_line(self) -> int:
+        return self._line_of.get(self._cursor, 0) if self._cursor is not None else 0
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        line = y + scroll_y
+        base, guides, cursor = self._get_styles()
+        width = self.size.width
+        if line == 0:
+            strip = self._strip(None, (self._versions.get(None),), lambda: self._title)
+        elif line <= len(self._rows):
+            row = self._rows[line - 1]
+            phase = self._phases.phases[row.pid]
+            toggle = ("▶ " if row.pid in self._collapsed else "▼ ") if phase.children else "  "
+            label = self._labels[row.pid]
+            strip = self._strip(row.pid, (row.guides, toggle, self._versions[row.pid]),
+                                lambda: Text.assemble((row.guides, guides), toggle, label))
+        else:
+            return Strip.blank(width, base)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        if self.has_focus and line == self.cursor_line():  # over the row's own colours, as a Tree's cursor is
+            return Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+        return strip.apply_style(base)
+
+    def _strip(self, key: int | None, shows: tuple, text) -> Strip:
+        cached = self._strips.get(key)
+        if cached is not None and cached[0] == shows:
+            return cached[1]
+        strip = Strip(text().render(self.app.console))
+        self._strips[key] = (shows, strip)
+        return strip
+
+    # -- keys and mouse --------------------------------------------------------------------------------
+
+    def _move_cursor(self, line: int) -> None:
+        line = max(0, min(len(self._rows), line))
+        old = self.cursor_line()
+        self._cursor = self._rows[line - 1].pid if line > 0 else None
+        self._refresh_line(old)
+        self._refresh_line(line)
+        self.scroll_to_region(Region(0, line, 1, 1), animate=False)
+
+    def action_cursor(self, delta: int) -> None:
+        self._move_cursor(self.cursor_line() + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move_cursor(self.cursor_line() + direction * max(1, self.size.height - 1))
+
+    def action_toggle(self) -> None:
+        pid = self._cursor
+        if pid is None or self._phases is None or not self._phases.phases[pid].children:
+            return
+        self._collapsed.symmetric_difference_update({pid})
+        self._layout_rows()
+
+    def on_click(self, event: Click) -> None:
+        line = event.y + self.scroll_offset.y
+        if 0 < line <= len(self._rows):
+            row = self._rows[line - 1]
+            self._move_cursor(line)
+            if len(row.guides) <= event.x + self.scroll_offset.x < len(row.guides) + TOGGLE:
+                self.action_toggle()

@@ -45,8 +45,8 @@ class VitalsPanel(Vertical):
             yield Sparkline([], id="rss-spark", summary_function=max)
 
     def show(self, history: Sequence[Vitals]) -> None:
-        """`history`: the build's readings, oldest first. Without any, the panel leaves its room."""
-        self.display = bool(history)
+        """`history`: the build's readings, oldest first. The panel keeps its room without any: a
+        pane that came and went would lay the whole screen out again each time."""
         latest = history[-1] if history else None
         self.query_one("#vitals-summary", Static).update(vitals_summary(latest), layout=False)  # one line, always
         self.query_one("#cpu-spark", Sparkline).data = [v.cpu_percent for v in history]
