@@ -11,9 +11,10 @@ What a user waits for at the shell: process start to exit. Configurations, each 
 - with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
   `process_before` and `thread_before` run that code instead, side by side in the same rounds.
 
-Both codes must be in the same bytecode state (neither has `__pycache__`, or both were compiled):
-where PYTHONDONTWRITEBYTECODE is set (as on the machine these figures come from) and there is none,
-Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU.
+Both codes are byte-compiled first (`compileall`), as a pip install leaves trt-tui: where
+PYTHONDONTWRITEBYTECODE is set (as on the machine these figures come from) and there is no
+`__pycache__`, Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU that an
+installed copy never pays.
 
 Then `parent_cpu`: the process executor's parent alone, which the CPU of the whole process tree
 cannot show apart from its build child: `cli.main(["build", ...])` run in a fresh interpreter that
@@ -28,6 +29,7 @@ round against the same round's `bare`), which cancels the drift of a shared mach
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import resource
@@ -112,6 +114,8 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
             argv += ["--executor", executor]
         return argv, _env(work, code)
 
+    for code in {REPO, before} - {None}:
+        compileall.compile_dir(str(code / "trt_tui"), quiet=1)
     log(f"  model {model} ({model.stat().st_size / 1e6:.1f} MB); warm-up: one build per configuration")
     for config in configs:  # page cache, TensorRT's own caches on disk, pyc files
         argv, env = command(config, out_dir / f"warm-{config}.engine")

@@ -399,7 +399,7 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         try:
             # The left-hand panes catch up on the slow tick (1 s).
             await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 3)
-            await pilot.pause(0.3)  # a tick relabels the running phase
+            await pilot.pause(TrtTuiApp.TICK + 0.1)  # a tick relabels the running phase
             assert any("stopped CPU" in line for line in app.phase_view.labels()), app.phase_view.labels()
         finally:
             os.kill(pid, signal.SIGCONT)
@@ -415,6 +415,7 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         await wait_for(pilot, lambda: view.state.final, 300)
         assert view.state is State.SUCCEEDED
         assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
+        assert str(app.builds.get_cell("1", "Vitals")) == "-", "a finished build is neither working nor stalled"
         # No GPU here: the host's CPU and memory take the GPU panel's place.
         host = app.query_one(HostPanel)
         assert "cpu" in str(host.render()) and "mem" in str(host.render())

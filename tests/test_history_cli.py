@@ -69,7 +69,7 @@ async def test_second_build_shows_an_eta_from_history(tmp_path, monkeypatch):
         await pilot.press("r")
         while not (len(app.views) == 2 and len(app.views[2].tree.phases) >= 12):
             await pilot.pause(0.05)
-        await pilot.pause(0.4)  # a tick refreshes the title
+        await pilot.pause(TrtTuiApp.TICK + 0.2)  # a tick refreshes the title
         assert app.views[2].expected and "Building engine" in app.views[2].expected
         assert "ETA" in str(app.phase_view.title)
         await pilot.press("c")

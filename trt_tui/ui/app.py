@@ -57,7 +57,7 @@ LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 def guarded(handler):
     """For the app's own message handlers and timers: Textual ends the app on an exception raised in
     one, so a bug in one view (a widget raising) would take every running build's display with it.
-    The exception becomes an error notification (once per distinct error: `_tick` runs four times a
+    The exception becomes an error notification (once per distinct error: `_tick` runs twice a
     second), a count in `app.handler_error_count` and a traceback in `app.handler_errors`; the app
     keeps going."""
 
@@ -98,7 +98,10 @@ class TrtTuiApp(App[int]):
     # clocks and progress, vitals, host and GPU readings) all change together every SLOW_TICK.
     # A frame repaints the box around everything that changed, so a change on the left and one on
     # the right in the same frame repaint nearly every pane; kept apart, a tick repaints a few rows.
-    TICK = 0.25
+    # Each frame costs ~10 ms of CPU on a 2-core machine however little changed (Textual renders every
+    # pane that overlaps the changed box in full): at 4 Hz the clocks alone cost 0.06 s a second, so
+    # they move twice a second (BENCHMARKS.md, issue #13 round 4).
+    TICK = 0.5
     SLOW_TICK = 1.0
 
     BINDINGS = BINDINGS
@@ -388,7 +391,9 @@ class TrtTuiApp(App[int]):
 
     def _show_vitals(self, view: BuildView) -> None:
         latest = view.vitals[-1]
-        self.builds.set_verdict(view.job.id, latest.verdict, human_bytes(latest.peak_rss_bytes))
+        # A finished build is neither working nor stalled: its row keeps only the peak.
+        verdict = None if view.state.final else latest.verdict
+        self.builds.set_verdict(view.job.id, verdict, human_bytes(latest.peak_rss_bytes))
         if self.selected == view.job.id:
             self.vitals_panel.show(view.vitals)
 
@@ -404,6 +409,9 @@ class TrtTuiApp(App[int]):
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
         if event.state.final:
             self.picker.set_last_state(model, event.state)
+            if view.vitals:
+                self._show_vitals(view)
+                self._due_vitals.discard(view.job.id)
             if event.engine_bytes is not None:
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
             if event.peak_rss_bytes is not None:

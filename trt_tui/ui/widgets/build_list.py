@@ -1,7 +1,7 @@
 """Every build: model, the backend that builds it, state, vitals, elapsed time, progress, sizes.
 
 Drawn with Textual's line API rather than as a `DataTable`: a DataTable draws every cell of every row
-again when any one cell changes, and a running build changes its clock four times a second, so the
+again when any one cell changes, and a running build changes its clock every second, so the
 cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
 own cells changes.
 """
@@ -131,7 +131,7 @@ class BuildList(ScrollView, can_focus=True):
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
 
-    def set_verdict(self, job: int, verdict: str, peak: str) -> None:
+    def set_verdict(self, job: int, verdict: str | None, peak: str) -> None:
         self._rows[job].verdict = verdict
         self.set_cell(job, "Vitals", verdict_text(verdict, self.palette))
         self.set_cell(job, "Peak", peak)
