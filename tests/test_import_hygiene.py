@@ -94,3 +94,26 @@ def test_the_app_reaches_its_first_frame_without_tensorrt(cli_env: dict[str, str
     (tmp_path / "mnist.onnx").write_bytes(b"not read before the first frame matters")
     now = loaded(cli_env, APP_ON_A_DIRECTORY, str(tmp_path))
     assert not {"tensorrt_rtx", "tensorrt", "onnx", "numpy", "ray", "textual_serve"} & set(now), now
+
+
+def test_the_backend_version_comes_from_a_cuda_variant_wheel_without_importing_it(cli_env, tmp_path) -> None:
+    """Where the TensorRT-RTX wheels were installed without the `tensorrt-rtx` front package (only
+    `tensorrt_rtx_cu13`, as on the GPU host), its metadata still gives the version: an import there
+    cost every `trt-tui build` parent ~0.3 s. The module here fails on import, so an import shows."""
+    site = tmp_path / "site"
+    (site / "tensorrt_rtx").mkdir(parents=True)
+    (site / "tensorrt_rtx" / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    for dist in ("tensorrt_rtx_cu13", "tensorrt_rtx_cu13_bindings"):
+        info = site / f"{dist}-9.9.9.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 9.9.9\n")
+    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+            "from trt_tui.core.backend import backend_version\n"
+            "print(backend_version('tensorrt-rtx'), 'tensorrt_rtx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(site)], env=cli_env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["9.9.9", "False"]
+    (site / "tensorrt_rtx_cu13-9.9.9.dist-info" / "METADATA").unlink()  # a module with no metadata: import
+    (site / "tensorrt_rtx_cu13_bindings-9.9.9.dist-info" / "METADATA").unlink()
+    out = subprocess.run([sys.executable, "-c", code, str(site)], env=cli_env, capture_output=True, text=True)
+    assert "imported" in out.stderr

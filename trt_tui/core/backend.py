@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -130,23 +131,36 @@ def find_backend(choice: str = "auto") -> str:
 
 def backend_version(name: str) -> str:
     """`Backend.version` of the backend called `name` (a `find_backend` answer), without importing it
-    where its PyPI distribution (named as the backend) is installed beside the module: its metadata
-    carries the same version as `trt.__version__`. Anywhere else (a module from another directory,
+    where a PyPI distribution of it is installed beside the module: its metadata carries the same
+    version as `trt.__version__`. The distribution is named as the backend, or for a CUDA variant
+    with a suffix (`tensorrt_rtx_cu13`, alone where the wheels were installed without the
+    `tensorrt-rtx` front package, as on the GPU host). Anywhere else (no metadata beside the module,
     a build from source) only the import says, so it imports."""
     loaded = next((b for b in _loaded.values() if b.name == name), None)
     if loaded is not None:
         return loaded.version
-    from importlib import metadata
-
     spec = _spec(BACKENDS[name])
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        dist = None
-    if dist is not None and spec is not None and spec.origin:
+    if spec is not None and spec.origin:
         # the module (a package's directory, or one file) sits where the distribution was installed
         origin = Path(spec.origin).resolve()
         site = origin.parent.parent if spec.submodule_search_locations is not None else origin.parent
-        if Path(str(dist.locate_file(""))).resolve() == site:
-            return dist.version
+        version = _version_installed_in(site, name)
+        if version is not None:
+            return version
     return load_backend(name).version
+
+
+def _version_installed_in(site: Path, name: str) -> str | None:
+    from importlib import metadata
+
+    wanted = _normalized(name)
+    found = []
+    for dist in metadata.distributions(path=[str(site)]):
+        dist_name = _normalized(dist.metadata["Name"] or "")
+        if dist_name == wanted or re.fullmatch(re.escape(wanted) + r"-cu\d+", dist_name):
+            found.append((len(dist_name), dist.version))
+    return min(found)[1] if found else None
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # as PyPI compares distribution names (PEP 503)
