@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...core.events import State
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
+from .rows import CachedRows
 
 COLUMNS = ("#", "Model", "State", "Vitals", "Elapsed", "Progress", "Backend", "Peak", "Engine")
 # Columns whose values change while a build runs get a width that fits every value they take
@@ -42,7 +41,7 @@ class _Row:
     fraction: float = 0.0
 
 
-class BuildList(ScrollView, can_focus=True):
+class BuildList(CachedRows, can_focus=True):
     """One row per build, keyed by the job id, under a header. Coloured cells are kept as data and
     drawn with the theme's palette, so a theme change recolours every row (`recolor`). Moving the
     cursor posts `BuildList.Highlighted`."""
@@ -98,7 +97,6 @@ class BuildList(ScrollView, can_focus=True):
         self._rows: dict[int, _Row] = {}
         self._order: list[int] = []  # job ids, top to bottom
         self._widths: dict[str, int] = {name: FIXED.get(name, len(name)) for name in COLUMNS}
-        self._strips: dict[int | None, tuple[tuple, Strip]] = {}  # job (None: the header) → (key, strip)
         self._styles: tuple[Style, Style, Style, Style] | None = None  # base, header, even row, cursor
         self.cursor_row = 0
         self._highlighted = False  # a Highlighted was posted for the cursor's row
@@ -189,9 +187,6 @@ class BuildList(ScrollView, can_focus=True):
         self.virtual_size = Size(sum(w + 2 * PAD for w in self._widths.values()), len(self._order) + 1)
         self.refresh(layout=taller)
 
-    def _refresh_line(self, line: int) -> None:
-        self.refresh(Region(0, line - self.scroll_offset.y, self.size.width, 1))
-
     def _line_text(self, cells: dict[str, Text]) -> Text:
         line = Text()
         for column in COLUMNS:
@@ -234,16 +229,8 @@ class BuildList(ScrollView, can_focus=True):
         strip = self._strip(row.job, (widths, row.version), lambda: self._line_text(row.cells))
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
         if line - 1 == self.cursor_row:  # over the cells' own colours, as a DataTable's cursor is
-            return Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+            return self._over(strip, cursor)
         return strip.apply_style(even if line % 2 == 0 else base)
-
-    def _strip(self, key: int | None, shows: tuple, text) -> Strip:
-        cached = self._strips.get(key)
-        if cached is not None and cached[0] == shows:
-            return cached[1]
-        strip = Strip(text().render(self.app.console))
-        self._strips[key] = (shows, strip)
-        return strip
 
     # -- keys and mouse --------------------------------------------------------------------------------
 

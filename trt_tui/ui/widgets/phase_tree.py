@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...core.phases import PhaseTree
 from ..build_view import PLAIN, Columns, Palette, columns_for, phase_row, same_text
+from .rows import CachedRows
 
 GUIDE = 2  # cells of indentation per level
 TOGGLE = 2  # "▼ " on a phase with children, blank on a leaf
@@ -38,7 +37,7 @@ class _Row:
     guides: str  # "│ ├ ": one guide per level, then this row's own branch
 
 
-class PhaseTreeView(ScrollView, can_focus=True):
+class PhaseTreeView(CachedRows, can_focus=True):
     """Shows one build's `PhaseTree`; `show` switches builds, `add_phases` and `refresh_phases`
     update in place. Up/down move the cursor, Enter or space folds the phase under it."""
 
@@ -84,7 +83,6 @@ class PhaseTreeView(ScrollView, can_focus=True):
         self._collapsed: set[int] = set()
         self._rows: list[_Row] = []
         self._line_of: dict[int, int] = {}  # phase id → line (the title is line 0)
-        self._strips: dict[int | None, tuple[tuple, Strip]] = {}  # phase id (None: title) → (what it shows, strip)
         self._styles: tuple[Style, Style, Style] | None = None  # base, guides, cursor
         self._cursor: int | None = None  # the phase under the cursor; None: the title
         self._now = 0.0
@@ -256,10 +254,6 @@ class PhaseTreeView(ScrollView, can_focus=True):
                             self.get_component_rich_style("phase-tree--cursor"))
         return self._styles
 
-    def _refresh_line(self, line: int | None) -> None:
-        if line is not None:
-            self.refresh(Region(0, line - self.scroll_offset.y, self.size.width, 1))
-
     def cursor_line(self) -> int:
         return self._line_of.get(self._cursor, 0) if self._cursor is not None else 0
 
@@ -281,16 +275,8 @@ class PhaseTreeView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         strip = strip.crop_extend(scroll_x, scroll_x + width, None)
         if self.has_focus and line == self.cursor_line():  # over the row's own colours, as a Tree's cursor is
-            return Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+            return self._over(strip, cursor)
         return strip.apply_style(base)
-
-    def _strip(self, key: int | None, shows: tuple, text) -> Strip:
-        cached = self._strips.get(key)
-        if cached is not None and cached[0] == shows:
-            return cached[1]
-        strip = Strip(text().render(self.app.console))
-        self._strips[key] = (shows, strip)
-        return strip
 
     # -- keys and mouse --------------------------------------------------------------------------------
 
