@@ -387,7 +387,10 @@ class TrtTuiApp(App[int]):
 
     def _vitals(self, view: BuildView, event: Vitals) -> None:
         view.vitals.append(event)
-        self._due_vitals.add(view.job.id)  # shown on the slow tick
+        if view.state.final:  # the last reading, sent as the build ended: its peak is the build's
+            self._show_vitals(view)
+        else:
+            self._due_vitals.add(view.job.id)  # shown on the slow tick
 
     def _show_vitals(self, view: BuildView) -> None:
         latest = view.vitals[-1]
