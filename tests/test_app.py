@@ -93,6 +93,7 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         assert "tensorrt-rtx 1." in str(app.phase_view.title), "the title names the backend in full"
         assert (models / "mnist.engine").stat().st_size > 100_000
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 
@@ -117,6 +118,7 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert any("Determining refit engines" in line for line in stopped), app.phase_view.labels()
         assert leftovers(models) == []
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 
@@ -269,6 +271,7 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), 2)
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 

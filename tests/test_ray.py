@@ -510,6 +510,9 @@ async def test_app_builds_through_ray(local_ray, sample_dir, tmp_path):
         assert view.vitals, "no vitals reached the app from the task"
         assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
         await pilot.press("q")
+        deadline = time.monotonic() + 10
+        while app.return_code is None and time.monotonic() < deadline:  # quitting stops the builds first
+            await pilot.pause(0.05)
     assert app.return_code == 0
     assert (tmp_path / "mnist.engine").stat().st_size > 100_000
 

@@ -271,6 +271,7 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
         assert app.views[last].state is State.SUCCEEDED, app.views[last].error
         assert app.builds.get_cell(str(last), "State").plain == "succeeded"
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
     engine_checker.assert_real_engine(models / "mnist.engine")
     assert engines_under(models) == [models / "mnist.engine"]
@@ -446,6 +447,7 @@ async def test_exception_in_a_ui_handler_is_shown_and_the_app_keeps_working(samp
         assert app.builds.get_cell("2", "State").plain == "succeeded"
         assert app.builds.get_cell("2", "Progress").plain.endswith("100%")
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
     assert_no_traceback(capfd)
 

@@ -351,6 +351,7 @@ async def test_app_shows_the_programs_builds_live(models, tmp_path):
         await wait_for(pilot, lambda: app.selected == 1, 5)
         socket_dir = run._dir
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0 and engine.exists()
     assert not os.path.exists(socket_dir)
     time.sleep(0.2)
@@ -413,6 +414,7 @@ async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
         assert str(app.builds.get_cell("2", "Peak")).endswith("MiB")
         assert len(app.scheduler.jobs) == 2
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0 and engine.exists()
 
 
