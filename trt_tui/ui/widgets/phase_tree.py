@@ -53,6 +53,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
     COMPONENT_CLASSES = {"phase-tree--guides", "phase-tree--cursor"}
     DEFAULT_CSS = """
     PhaseTreeView {
+        overflow-x: hidden;  /* rows are laid out to the width */
         background: $surface;
         color: $foreground;
         & > .phase-tree--guides { color: $surface-lighten-2; }
