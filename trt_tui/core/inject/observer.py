@@ -196,6 +196,7 @@ class ProgramRun:
         self.exited = threading.Event()
         self.builds_seen = 0
         self._relays: dict[tuple[int, int], _Relay] = {}
+        self._connections: list[threading.Thread] = []  # one reader per connected process
         self._lock = threading.Lock()
         self._stopping: threading.Thread | None = None
         self._stopped_by_us: str | None = None
@@ -333,6 +334,11 @@ class ProgramRun:
         self._end_group(self.process.pid)
         for reader in readers:
             reader.join(5.0)
+        # What the program sent before it exited may still be unread on its connections: a build's
+        # last events (its final state) come just before the exit. Each reader ends at the end of
+        # its file, after them; only the relays still open then lost their process mid-build.
+        for connection in list(self._connections):
+            connection.join(2.0)
         self.exit_code = code
         self.exited.set()
         for relay in self._drop_relays():
@@ -399,7 +405,9 @@ class ProgramRun:
             if self._closing:
                 conn.close()
                 return
-            threading.Thread(target=self._serve, args=(conn,), name="trt-tui-run-conn", daemon=True).start()
+            reader = threading.Thread(target=self._serve, args=(conn,), name="trt-tui-run-conn", daemon=True)
+            self._connections.append(reader)
+            reader.start()
 
     def _serve(self, conn) -> None:
         send_lock = threading.Lock()
