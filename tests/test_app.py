@@ -419,6 +419,8 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         assert view.state is State.SUCCEEDED
         assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
         assert str(app.builds.get_cell("1", "Vitals")) == "-", "a finished build is neither working nor stalled"
+        summary = str(app.query_one("#vitals-summary").render())
+        assert summary.startswith("Vitals at the end · CPU") and "working" not in summary, summary
         # No GPU here: the host's CPU and memory take the GPU panel's place.
         host = app.query_one(HostPanel)
         assert "cpu" in str(host.render()) and "mem" in str(host.render())

@@ -398,7 +398,7 @@ class TrtTuiApp(App[int]):
         verdict = None if view.state.final else latest.verdict
         self.builds.set_verdict(view.job.id, verdict, human_bytes(latest.peak_rss_bytes))
         if self.selected == view.job.id:
-            self.vitals_panel.show(view.vitals)
+            self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         view.state = event.state
@@ -468,7 +468,7 @@ class TrtTuiApp(App[int]):
         self.selected = job
         self.phase_view.show(job, build_title(view, self.palette), view.tree, view.now(), view.stopped)
         self.log_pane.show(view.logs)
-        self.vitals_panel.show(view.vitals)
+        self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     @on(BuildList.Highlighted)
     def _build_highlighted(self, event: BuildList.Highlighted) -> None:

@@ -15,12 +15,16 @@ from ...core.units import human_bytes
 VERDICT_STYLES = {"working": "$success", "stalled": "bold $error", "stopped": "bold $warning"}
 
 
-def vitals_summary(vitals: Vitals | None, stall_after: float | None = None) -> Content:
+def vitals_summary(vitals: Vitals | None, ended: bool = False) -> Content:
+    """The latest reading; once the build has `ended`, its last one, with no verdict (a finished
+    build is neither working nor stalled)."""
     if vitals is None:
         return Content.styled("Vitals: no reading yet", "$text-muted")
     gpu = f" · GPU {human_bytes(vitals.gpu_memory_bytes)}" if vitals.gpu_memory_bytes is not None else ""
+    head = (("Vitals at the end", "bold"),) if ended else (
+        ("Vitals: ", "bold"), (vitals.verdict, VERDICT_STYLES.get(vitals.verdict, "")))
     return Content.assemble(
-        ("Vitals: ", "bold"), (vitals.verdict, VERDICT_STYLES.get(vitals.verdict, "")),
+        *head,
         f" · CPU {vitals.cpu_percent:.0f}% · RSS {human_bytes(vitals.rss_bytes)}"
         f" · peak {human_bytes(vitals.peak_rss_bytes)} · {vitals.threads} threads"
         f" · pid {vitals.pid}{gpu}",
@@ -44,10 +48,10 @@ class VitalsPanel(Vertical):
             yield Label("RSS ")
             yield Sparkline([], id="rss-spark", summary_function=max)
 
-    def show(self, history: Sequence[Vitals]) -> None:
+    def show(self, history: Sequence[Vitals], ended: bool = False) -> None:
         """`history`: the build's readings, oldest first. The panel keeps its room without any: a
         pane that came and went would lay the whole screen out again each time."""
         latest = history[-1] if history else None
-        self.query_one("#vitals-summary", Static).update(vitals_summary(latest), layout=False)  # one line, always
+        self.query_one("#vitals-summary", Static).update(vitals_summary(latest, ended), layout=False)  # one line, always
         self.query_one("#cpu-spark", Sparkline).data = [v.cpu_percent for v in history]
         self.query_one("#rss-spark", Sparkline).data = [float(v.rss_bytes) for v in history]
