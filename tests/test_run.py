@@ -340,7 +340,7 @@ async def test_app_shows_the_programs_builds_live(models, tmp_path):
     async with app.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
         program, build = app.views[1], app.views[2]
-        assert program.state is State.SUCCEEDED and program.name == "own_monitor.py"
+        assert program.state is State.SUCCEEDED and program.name == "own_monitor.py", (program.error, program.detail)
         assert any("monitor calls:" in log.message for log in program.logs)  # its stdout, in the log pane
         assert build.state is State.SUCCEEDED and build.name == str(models / "mnist.onnx")
         assert "Building engine" in {p.name for p in build.tree.phases.values()}
@@ -457,4 +457,5 @@ async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path)
         assert grace <= took < grace + 2
         assert not psutil.pid_exists(pid)
         await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 128 + signal.SIGTERM

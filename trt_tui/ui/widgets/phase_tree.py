@@ -113,8 +113,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         if tree is not None:
             self.add_phases([p.id for _, p in tree.walk()], now)
-        else:
-            self._layout_rows()
+        self._layout_rows()  # always: a build with no phases yet must not keep the last one's rows
 
     @property
     def title(self) -> Text:
@@ -267,9 +266,11 @@ class PhaseTreeView(CachedRows, can_focus=True):
             strip = self._strip(None, (self._versions.get(None),), lambda: self._title)
         elif line <= len(self._rows):
             row = self._rows[line - 1]
-            phase = self._phases.phases[row.pid]
+            phase = self._phases.phases.get(row.pid) if self._phases is not None else None
+            label = self._labels.get(row.pid)
+            if phase is None or label is None:  # never raise while painting
+                return Strip.blank(width, base)
             toggle = ("▶ " if row.pid in self._collapsed else "▼ ") if phase.children else "  "
-            label = self._labels[row.pid]
             strip = self._strip(row.pid, (row.guides, toggle, self._versions[row.pid]),
                                 lambda: Text.assemble((row.guides, guides), toggle, label))
         else:
