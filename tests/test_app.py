@@ -344,11 +344,13 @@ async def test_phase_tree_keys_move_the_cursor_and_fold_a_phase(models):
         await wait_for(pilot, lambda: len(tree.visible()) == 2, 2)
         assert "▶ ▸ Building engine" in tree.visible()[1]
         await pilot.press("enter")
-        await wait_for(pilot, lambda: tree.visible() == shown, 2)
+        # every phase is shown again (the replay may have added some meanwhile)
+        await wait_for(pilot, lambda: len(tree.visible()) == len(tree.labels()) + 1 > len(shown) - 1, 2)
+        assert "▼ ▸ Building engine" in tree.visible()[1]
         await pilot.press("end", "space")  # a leaf: nothing to fold
         await pilot.pause(0.1)
-        assert tree.visible() == shown
-        assert tree.cursor_line() == len(shown) - 1
+        assert len(tree.visible()) == len(tree.labels()) + 1
+        assert tree.cursor_line() == len(tree.visible()) - 1
         await pilot.press("q")
 
 
