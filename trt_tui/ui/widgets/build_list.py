@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -57,14 +56,6 @@ class BuildList(CachedRows, can_focus=True):
         def control(self) -> BuildList:
             return self.build_list
 
-    BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "cursor(-10)", "Page up", show=False),
-        Binding("pagedown", "cursor(10)", "Page down", show=False),
-        Binding("home", "cursor(-1_000_000)", "First", show=False),
-        Binding("end", "cursor(1_000_000)", "Last", show=False),
-    ]
     COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
     DEFAULT_CSS = """
     BuildList {
@@ -233,6 +224,9 @@ class BuildList(CachedRows, can_focus=True):
         return strip.apply_style(even if line % 2 == 0 else base)
 
     # -- keys and mouse --------------------------------------------------------------------------------
+
+    def page_rows(self) -> int:
+        return 10
 
     def action_cursor(self, delta: int) -> None:
         self.move_cursor(row=self.cursor_row + delta)

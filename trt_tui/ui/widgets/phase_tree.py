@@ -41,15 +41,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
     """Shows one build's `PhaseTree`; `show` switches builds, `add_phases` and `refresh_phases`
     update in place. Up/down move the cursor, Enter or space folds the phase under it."""
 
-    BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "cursor(-1_000_000)", "First", show=False),
-        Binding("end", "cursor(1_000_000)", "Last", show=False),
-        Binding("enter,space", "toggle", "Fold", show=False),
-    ]
+    BINDINGS = [Binding("enter,space", "toggle", "Fold", show=False)]  # and CachedRows' cursor keys
     COMPONENT_CLASSES = {"phase-tree--guides", "phase-tree--cursor"}
     DEFAULT_CSS = """
     PhaseTreeView {
@@ -292,9 +284,6 @@ class PhaseTreeView(CachedRows, can_focus=True):
 
     def action_cursor(self, delta: int) -> None:
         self._move_cursor(self.cursor_line() + delta)
-
-    def action_page(self, direction: int) -> None:
-        self._move_cursor(self.cursor_line() + direction * max(1, self.size.height - 1))
 
     def action_toggle(self) -> None:
         pid = self._cursor

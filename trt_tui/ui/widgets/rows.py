@@ -8,15 +8,37 @@ from collections.abc import Callable, Hashable
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.geometry import Region
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 
 class CachedRows(ScrollView):
+    """Up, down, Home, End and the page keys move a cursor: each subclass says what `action_cursor`
+    moves over; a page is `page_rows` rows."""
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1_000_000)", "First", show=False),
+        Binding("end", "cursor(1_000_000)", "Last", show=False),
+    ]
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._strips: dict[Hashable, tuple[Hashable, Strip]] = {}  # row → (what it shows, its strip)
+
+    def action_cursor(self, delta: int) -> None:
+        raise NotImplementedError
+
+    def page_rows(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self.page_rows())
 
     def _strip(self, key: Hashable, shows: Hashable, text: Callable[[], Text]) -> Strip:
         """Row `key`'s strip, drawn from `text()` only when `shows` differs from the cached one's."""
