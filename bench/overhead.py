@@ -188,13 +188,14 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
 
 def run(work: Workdir, reps: int, models: list[str], log=print, configs=None, warmup: bool = True) -> dict:
     configs = tuple(configs or CONFIGS)
-    # A `trt-tui` process limits glibc to one malloc arena when its thread executor is made, before
-    # any build thread exists (`core/malloc.py`). This one process runs every configuration, and
-    # the others start threads first (followers, the app's workers), whose arenas a later build
-    # thread would reuse; so limit them now, as the product's process does before its first thread.
-    from trt_tui.core.malloc import limit_arenas
+    # A `trt-tui` process tunes glibc malloc when its thread executor is made, before any build
+    # thread exists (`core/malloc.py`: one arena, no trimming), and its build child does the same.
+    # This one process runs every configuration, and the others start threads first (followers, the
+    # app's workers), so tune it now, as the product's process does before its first thread; the
+    # bare builds (`none`) run under the same settings.
+    from trt_tui.core.malloc import tune_for_builds
 
-    limit_arenas()
+    tune_for_builds()
     directory = work.models_dir("overhead-" + "-".join(models), models)
     history = work.root / "overhead-history.db"
     devnull = open(os.devnull, "w")

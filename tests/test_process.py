@@ -419,3 +419,59 @@ def test_builds_succeed_while_another_thread_polls_the_children(samples, tmp_pat
     for job in jobs:
         assert job.state is State.SUCCEEDED, job.outcome.error
         assert job.spec.output.stat().st_size == job.outcome.engine_bytes
+
+
+def rss_of(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_the_spare_faults_in_the_heap_the_last_build_needed(samples, tmp_path):
+    """A fresh process pays for every page its build touches; the spare after a ResNet-50 build holds
+    that much heap faulted in before its own job comes, and that job still builds."""
+    executor = ProcessExecutor()
+    executor.prewarm()
+    first = wait_for_spare(executor)
+    assert maps_name(first, "tensorrt_rtx")
+    idle_rss = rss_of(first)
+    assert executor.spare_reserve() == 0, "nothing was built yet: nothing to reserve"
+    scheduler, recorder, (job,) = start(executor, samples, tmp_path, "resnet50")
+    try:
+        assert scheduler.wait(120)
+        assert job.state is State.SUCCEEDED, job.outcome
+        reserve = executor.spare_reserve()
+        assert 200 << 20 <= reserve <= 2 << 30, f"ResNet-50's build faults in ~0.5 GB, reserve {reserve >> 20} MiB"
+        spare = wait_for_spare(executor)
+        deadline = time.monotonic() + 30
+        while rss_of(spare) < idle_rss + 0.8 * reserve:
+            assert time.monotonic() < deadline, f"the spare holds {rss_of(spare) >> 20} MiB, not the reserve"
+            time.sleep(0.05)
+        again = scheduler.submit(BuildSpec(samples / "resnet50.onnx", tmp_path / "again.engine"))
+        assert scheduler.wait(120)
+        assert again.state is State.SUCCEEDED, again.outcome
+        assert executor.pid_of(again) is None and spare != first
+    finally:
+        assert scheduler.shutdown(timeout=30)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_thread_executor_gives_the_builds_heap_back_once_idle(samples, tmp_path):
+    """Tuned malloc keeps what a build freed, for the next build; an idle process hands it back."""
+    from trt_tui.core import malloc
+
+    executor = ThreadExecutor()
+    executor.IDLE_RELEASE = 0.5
+    scheduler, recorder, (job,) = start(executor, samples, tmp_path, "resnet50")
+    try:
+        assert scheduler.wait(120)
+        assert job.state is State.SUCCEEDED, job.outcome
+        kept = rss_of(os.getpid())
+        deadline = time.monotonic() + 10
+        while rss_of(os.getpid()) > kept - (50 << 20):
+            assert time.monotonic() < deadline, f"RSS {rss_of(os.getpid()) >> 20} MiB: the heap was not given back"
+            time.sleep(0.05)
+    finally:
+        assert scheduler.shutdown(timeout=30)
+    assert malloc.release()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -313,16 +314,37 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
         if state._cancelled():
             raise _CancelledWhileWriting
 
-    digest = hashlib.sha256(memoryview(serialized)).hexdigest()
+    digest = _Digest(serialized)  # on a thread, while the engine is written: ~60 ms for ResNet-50
     try:
         size = writer(serialized, spec.output, unless_cancelled)
     except _CancelledWhileWriting:
         return Outcome(State.CANCELLED, detail="cancelled while writing the engine; nothing was written")
     except OSError as exc:
         raise BuildError(f"{spec.output}: cannot write engine: {exc.strerror or exc}") from None
+    finally:
+        digest = digest.result()
     try:
         sidecar.write(spec.output, None, size, digest)  # marks the engine as ours; the cache adds its key
     except OSError:
         pass  # the engine is good; a later build will ask for --force to replace it
     return Outcome(State.SUCCEEDED, engine_bytes=size, backend=backend.name, backend_version=backend.version,
                    engine_sha256=digest)
+
+
+class _Digest:
+    """The engine's SHA-256, computed on a thread of its own: hashlib lets go of the GIL for a large
+    buffer, and the write mostly waits on the kernel, so the two overlap instead of adding up."""
+
+    def __init__(self, data) -> None:
+        self._data = memoryview(data)
+        self._value: str | None = None
+        self._thread = threading.Thread(target=self._run, name="trt-tui-digest", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self._value = hashlib.sha256(self._data).hexdigest()
+
+    def result(self) -> str | None:
+        self._thread.join()
+        self._data.release()
+        return self._value

@@ -16,12 +16,12 @@ import time
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Protocol
 
+from . import malloc
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
 from .events import State
 from .follower import Follower
 from .follower import finish as _finish
-from .malloc import limit_arenas
 from .pool import WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
@@ -45,14 +45,25 @@ class ThreadExecutor:
 
     name = "thread"
 
+    IDLE_RELEASE = 10.0  # seconds without a build before the heap the builds kept goes back
+
     def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         """`vitals`: how to sample the build (here: this whole process); None turns it off."""
         self.vitals = vitals
-        # The builds run on worker threads of this process: without this, glibc gives each its own
-        # malloc arena and every build re-faults its memory (~1.35x a bare build; see `malloc`).
-        limit_arenas()
+        # The builds run on worker threads of this process: with glibc's defaults each gets its own
+        # malloc arena and every build faults its memory in afresh (~1.35x a bare build; see
+        # `malloc`). Tuned, a build reuses what the one before it freed; `_idle` gives it back.
+        malloc.tune_for_builds()
+        self._lock = threading.Lock()
+        self._running = 0
+        self._release: threading.Timer | None = None
 
     def run(self, job: BuildJob) -> Outcome:
+        with self._lock:
+            self._running += 1
+            if self._release is not None:
+                self._release.cancel()
+                self._release = None
         t0 = time.monotonic()
         watch = watch_build(job.id, os.getpid(), job.sink, self.vitals, own_process=False, t0=t0)
         try:
@@ -60,6 +71,25 @@ class ThreadExecutor:
         finally:
             if watch is not None:
                 watch.stop()
+            self._ended()
+
+    def _ended(self) -> None:
+        """The last running build ended: give its heap back unless another starts soon."""
+        with self._lock:
+            self._running -= 1
+            if self._running or self._release is not None:
+                return
+            self._release = threading.Timer(self.IDLE_RELEASE, self._idle)
+            self._release.name = "trt-tui-heap-release"
+            self._release.daemon = True
+            self._release.start()
+
+    def _idle(self) -> None:
+        with self._lock:
+            if self._running or self._release is None:
+                return
+            self._release = None
+        malloc.release()
 
     def pid_of(self, job: BuildJob) -> int | None:
         """This process, while `job` runs in it."""
@@ -70,7 +100,13 @@ class ThreadExecutor:
         return False
 
     def close(self) -> None:
-        pass
+        with self._lock:
+            timer, self._release = self._release, None
+        if timer is not None:
+            timer.cancel()
+            timer.join(1.0)
+            if self._running == 0:
+                malloc.release()
 
 
 POLL_INTERVAL = 0.05  # seconds: how soon the worker notices a cancel to forward or a grace run out
@@ -146,6 +182,10 @@ class ProcessExecutor:
         """The pid of the spare build process waiting for the next build, if one is started."""
         return self._pool.spare_pid()
 
+    def spare_reserve(self) -> int:
+        """Bytes of heap the next spare faults in ahead of its build (learned from recent builds)."""
+        return self._pool.reserve_bytes()
+
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
         reported them CANCELLED), and stop the spare, so no process of ours outlives the executor."""
@@ -207,6 +247,7 @@ class ProcessExecutor:
             exitcode = _reap(process)
             events.close()
             control.close()
+        self._pool.learn(follower.heap_bytes)
         # Whatever a killed child left half-written; a child that reported an outcome left nothing.
         remove_stale_temps(job.spec.output.parent, pid=pid)
         try:
@@ -227,6 +268,7 @@ class _Follower(Follower):
         super().__init__(job, spawned, watch.sink if watch is not None else None)
         self.watch = watch
         self.cancel_grace = cancel_grace
+        self.heap_bytes: int | None = None  # the most heap the child's build held, as it reported
 
     def follow(self, events, control, process, running: _Child) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None)."""
@@ -247,6 +289,8 @@ class _Follower(Follower):
                     return payload
                 if kind == "events":
                     self.relay(payload)
+                elif kind == "heap":
+                    self.heap_bytes = payload
                 elif kind == "started":
                     self.t0 = payload
                     if self.watch is not None:
