@@ -16,6 +16,8 @@ in the target directory, fsync, rename — the write trt-tui does, so only the o
 - `app`: the Textual app headless in this process (`run_test`, `executor="thread"`): Enter pressed
   on the model, timed until the app's message loop receives the final state.
 - `app_process`: the app as a user gets it, with its default executor (a child process per build).
+- `app_process_again`: the same, timing each model's second build in the same app (as a watched
+  model's rebuilds are): the warm spare has learned how much heap the builds need.
 
 TensorRT keeps one logger per process, so every configuration uses trt-tui's shared one
 (`shared_logger(trt)[1]`). Runs are interleaved (rotating order each round) after one untimed
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from common import Workdir, interleaved, summary
 
-CONFIGS = ("none", "minimal", "core", "session_tty", "core_process", "app", "app_process")
+CONFIGS = ("none", "minimal", "core", "session_tty", "core_process", "app", "app_process", "app_process_again")
 
 
 def _write(serialized, output: Path) -> None:
@@ -181,21 +183,24 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
             out[name] = final_at[job] - t
             state = app.views[job].state
             if state.value != "succeeded":
-                raise RuntimeError(f"app build of {name}: {state}")
+                raise RuntimeError(f"app build of {name}: {state} {app.views[job].job.outcome}")
             await pilot.pause(0.05)
     return out
 
 
 def run(work: Workdir, reps: int, models: list[str], log=print, configs=None, warmup: bool = True) -> dict:
+    """`configs`: a subset of CONFIGS (`none` is always run: the ratios are to it)."""
     configs = tuple(configs or CONFIGS)
+    if "none" not in configs:
+        configs = ("none", *configs)
     # A `trt-tui` process tunes glibc malloc when its thread executor is made, before any build
     # thread exists (`core/malloc.py`: one arena, no trimming), and its build child does the same.
     # This one process runs every configuration, and the others start threads first (followers, the
     # app's workers), so tune it now, as the product's process does before its first thread; the
     # bare builds (`none`) run under the same settings.
-    from trt_tui.core.malloc import tune_for_builds
+    from trt_tui.core import malloc
 
-    tune_for_builds()
+    getattr(malloc, "tune_for_builds", getattr(malloc, "limit_arenas", None))()  # older trees: arenas only
     directory = work.models_dir("overhead-" + "-".join(models), models)
     history = work.root / "overhead-history.db"
     devnull = open(os.devnull, "w")
@@ -205,8 +210,15 @@ def run(work: Workdir, reps: int, models: list[str], log=print, configs=None, wa
 
     def one(config: str) -> dict[str, float]:
         result = {}
+        if config.startswith("app"):
+            # The app builds without --force: an engine the bare builds left (no sidecar) would be
+            # refused as not trt-tui's. Removed before the app starts, so untimed.
+            for name in models:
+                (directory / f"{name}.engine").unlink(missing_ok=True)
         if config in ("app", "app_process"):
             return asyncio.run(_app_builds(directory, models, history, "thread" if config == "app" else "process"))
+        if config == "app_process_again":  # the second build of each model is the one kept
+            return asyncio.run(_app_builds(directory, models + models, history, "process"))
         for name in models:
             model = directory / f"{name}.onnx"
             output = model.with_suffix(".engine")
@@ -269,7 +281,8 @@ if __name__ == "__main__":  # a quick look: python bench/overhead.py
 
     w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
     w.prepare()
-    r = run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 2, ["mnist", "resnet50"])
+    r = run(w, int(sys.argv[1]) if len(sys.argv) > 1 else 2, ["mnist", "resnet50"],
+            configs=sys.argv[2].split(",") if len(sys.argv) > 2 else None)
     for m, e in r["models"].items():
         for c, s in e.items():
             print(m, c, round(s["median"] * 1e3, 1), round(s["ratio_to_none"], 3), round(s["paired_ratio_median"], 3))

@@ -247,7 +247,9 @@ class ProcessExecutor:
             exitcode = _reap(process)
             events.close()
             control.close()
-        self._pool.learn(follower.heap_bytes)
+        with self._lock:
+            idle = len(self._children) <= 1  # this build's own entry goes when `run` returns
+        self._pool.learn(follower.heap_bytes, idle)
         # Whatever a killed child left half-written; a child that reported an outcome left nothing.
         remove_stale_temps(job.spec.output.parent, pid=pid)
         try:

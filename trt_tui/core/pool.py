@@ -6,8 +6,11 @@ has paid it already (`child.serve`: imports, then waits on its control pipe for 
 spare starts the next one in the background, so back-to-back builds each find one waiting.
 
 The spare also faults in the heap the next build is expected to need (`malloc.reserve`): the most
-that any of the last `REMEMBER` builds held at once, as their processes reported it, capped at
-`RESERVE_CAP` and a quarter of the memory available. A fresh process's first build otherwise
+that any of the last `REMEMBER` builds needed, as their processes reported it, capped at
+`RESERVE_CAP` and a quarter of the memory available. Where the machine has cores to spare
+(`SPARE_CORES`), a spare started while a build runs reserves at once, beside that build; on fewer
+cores that would slow the build down (2 cores: ResNet-50 1.39 -> 1.54 s in the app), so there a spare
+reserves only once no build of this pool runs (`learn`, after each build). A fresh process's first build otherwise
 pays for every page it touches (ResNet-50 on 2 cores: ~0.35 s of its ~1.1 s). The price is
 that memory, held by the waiting spare; `reserve=False` (or `warm=False`) turns it off.
 
@@ -20,6 +23,7 @@ garbage-collected pool does the same).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import weakref
@@ -30,6 +34,14 @@ from . import child, malloc
 
 REMEMBER = 3  # builds whose heap the next spare's reserve covers
 RESERVE_CAP = 2 << 30  # bytes: the most a spare holds in reserve
+SPARE_CORES = 4  # usable cores from which a spare reserves beside a running build
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 @dataclass
@@ -86,6 +98,7 @@ class WarmPool:
         self._state = _State()
         self.warm = warm
         self.reserve = reserve
+        self.reserve_beside_builds = _cores() >= SPARE_CORES
         self._heaps: deque[int] = deque(maxlen=REMEMBER)
         # Reached when the executor is dropped without `close`: its spare must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
@@ -108,20 +121,26 @@ class WarmPool:
             spare = None
         if spare is None:
             spare = start_process(self._context, self._state.reserve)
+        if not self.reserve_beside_builds:
+            self._state.pending = 0  # a build runs now: a spare still starting reserves nothing yet
         if self._left is not None:
             self._left -= 1
         if self.warm and (self._left is None or self._left > 0):
             self._state.refill(self._context)
         return spare
 
-    def learn(self, heap_bytes: int | None) -> None:
-        """A build's process held `heap_bytes` of heap at most: the spare reserves as much (a waiting
-        spare that has less is told to fault in the rest now, before its job comes)."""
-        if not self.reserve or not heap_bytes or heap_bytes < 0:
+    def learn(self, heap_bytes: int | None, idle: bool = True) -> None:
+        """A build ended; its process needed `heap_bytes` of heap (None: it did not say); `idle`: no
+        other build of this pool runs. The spares reserve as much; a waiting spare that has less is
+        told to fault in the rest now, before its job comes (where cores are few, only when idle)."""
+        if self.reserve and heap_bytes and heap_bytes > 0:
+            self._heaps.append(heap_bytes)
+        wanted = self.reserve_bytes()
+        self._state.reserve = wanted if self.reserve_beside_builds else 0
+        if not wanted or not (idle or self.reserve_beside_builds):
             return
-        self._heaps.append(heap_bytes)
-        self._state.reserve = wanted = self.reserve_bytes()
         with self._state.lock:
+            self._state.pending = wanted  # for a spare still starting: `_fill` tells it
             spare = self._state.spare
             if spare is None or spare.reserved >= wanted:
                 return
@@ -159,7 +178,8 @@ class _State:
         self.spare: Spare | None = None
         self.filling: threading.Thread | None = None
         self.closed = False
-        self.reserve = 0  # bytes the next spare faults in (`WarmPool.learn`)
+        self.reserve = 0  # bytes the next spare faults in as it starts (`WarmPool.learn`)
+        self.pending = 0  # bytes a spare that finishes starting is told to fault in
 
     def pop(self) -> Spare | None:
         with self.lock:
@@ -181,6 +201,12 @@ class _State:
         with self.lock:
             if not self.closed and self.spare is None:
                 self.spare, spare = spare, None
+                if self.pending > self.spare.reserved:
+                    try:
+                        self.spare.control.send(("reserve", self.pending))
+                        self.spare.reserved = self.pending
+                    except OSError:
+                        pass  # died already: `take` replaces it
         if spare is not None:
             spare.discard()
 
