@@ -379,3 +379,17 @@ def test_a_trace_that_cannot_be_written_at_the_end_fails_the_run(cli_env, trt_tu
         proc.kill()
     assert proc.returncode == EXIT_FAILED, err
     assert "t.json" in err and "trace" in err and "Traceback" not in err
+
+
+def test_a_directory_moved_away_during_a_write_fails_it_and_leaves_nothing(tmp_path):
+    """The engine's directory renamed while the engine is written: the write fails naming the
+    directory, and neither the temporary nor the engine turns up where the directory went."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "other.engine").write_bytes(b"kept")
+    moved = tmp_path / "moved"
+    with pytest.raises(FileNotFoundError) as caught:
+        atomic.write_bytes(out / "model.engine", b"x" * 100_000, before_replace=lambda: out.rename(moved))
+    assert caught.value.filename == str(out)
+    assert sorted(p.name for p in moved.iterdir()) == ["other.engine"]
+    assert not out.exists()

@@ -3,7 +3,10 @@
 Every file goes first to a temporary of its own in the target's directory, created with
 `O_CREAT | O_EXCL | O_NOFOLLOW` under an unpredictable name (so a file or a link planted there can
 neither be followed nor make the write fail), written, fsynced, renamed over the target and the
-directory fsynced; on any failure the temporary is removed. A reader therefore sees the old file or
+directory fsynced; on any failure the temporary is removed. Where the platform allows (Linux), the
+temporary is created, renamed and removed relative to a descriptor of the directory, so that a
+directory removed or renamed away during the write fails it (ENOENT) and leaves nothing behind, in
+its new place either. A reader therefore sees the old file or
 the new one, never half of one, and a link planted at a temporary's name is never written through.
 
 Temporaries are named `.TARGET.trt-tui.PID.RANDOM.tmp`. The pid is the writer's: whoever outlives a
@@ -37,14 +40,36 @@ def temp_name(target: Path, pid: int | None = None) -> Path:
     return target.with_name(f".{target.name}.{TAG}.{pid}.{secrets.token_hex(6)}.tmp")
 
 
-def _create_temp(target: Path, mode: int) -> tuple[int, Path]:
+def _create_temp(target: Path, mode: int, dir_fd: int | None = None) -> tuple[int, Path]:
     for _ in range(100):
         temp = temp_name(target)
         try:
+            if dir_fd is not None:
+                return os.open(temp.name, _FLAGS, mode, dir_fd=dir_fd), temp
             return os.open(temp, _FLAGS, mode), temp
         except FileExistsError:  # someone planted this very name: draw another
             continue
     raise FileExistsError(errno.EEXIST, "cannot create a temporary file", str(target.parent))
+
+
+def _open_directory(directory: Path) -> int | None:
+    """A descriptor of the target's directory, where the platform can create and remove files
+    relative to one (Linux); None elsewhere, and the paths are used."""
+    if os.open not in os.supports_dir_fd or os.unlink not in os.supports_dir_fd:
+        return None
+    return os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def _still_there(directory: Path, dir_fd: int) -> None:
+    """Raise ENOENT, naming the directory, where it was removed or moved away while we wrote: the
+    file would otherwise land wherever the directory went, under a name the user never asked for."""
+    opened = os.fstat(dir_fd)
+    try:
+        here = os.stat(directory)
+    except FileNotFoundError:
+        here = None
+    if here is None or (here.st_dev, here.st_ino) != (opened.st_dev, opened.st_ino):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(directory))
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -75,7 +100,13 @@ def atomic_file(target: str | os.PathLike, mode: str = "wb", *, file_mode: int =
     """`with atomic_file(path, "w") as f: f.write(...)`: the target appears whole when the block ends
     without an exception, and not at all (the old one stays) when it raises."""
     target = Path(target)
-    fd, temp = _create_temp(target, file_mode)
+    dir_fd = _open_directory(target.parent)
+    try:
+        fd, temp = _create_temp(target, file_mode, dir_fd)
+    except BaseException:
+        if dir_fd is not None:
+            os.close(dir_fd)
+        raise
     with _in_flight_lock:
         _in_flight.add(str(temp))
     try:
@@ -83,12 +114,30 @@ def atomic_file(target: str | os.PathLike, mode: str = "wb", *, file_mode: int =
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temp, target)
-        _fsync_directory(target.parent)
+        if dir_fd is None:
+            os.replace(temp, target)
+            _fsync_directory(target.parent)
+        else:
+            _still_there(target.parent, dir_fd)
+            os.replace(temp.name, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            try:
+                os.fsync(dir_fd)
+            except OSError:
+                pass  # some filesystems cannot fsync a directory; the rename itself is still atomic
     except BaseException:
-        remove_quietly(temp)
+        # Through the directory's descriptor, the temporary is found even where the directory was
+        # renamed away while it was written.
+        if dir_fd is None:
+            remove_quietly(temp)
+        else:
+            try:
+                os.unlink(temp.name, dir_fd=dir_fd)
+            except OSError:
+                pass
         raise
     finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
         with _in_flight_lock:
             _in_flight.discard(str(temp))
 
