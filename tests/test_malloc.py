@@ -61,6 +61,6 @@ def test_the_heap_a_build_needed_counts_the_reserve_and_what_it_faulted_beyond()
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                          check=True).stdout.split()
     reserved, needed, small = map(int, out)
-    assert reserved >= 32
-    assert 75 <= needed <= 100, f"80 MiB touched, {needed} MiB reported"
+    assert 24 <= reserved <= 40, f"32 MiB reserved (less where the heap had room already), {reserved} MiB"
+    assert 70 <= needed <= 100, f"80 MiB touched, {needed} MiB reported"
     assert small < needed, "a build the reserve covered must let the reserve shrink"

@@ -9,10 +9,10 @@ The spare also faults in the heap the next build is expected to need (`malloc.re
 that any of the last `REMEMBER` builds needed, as their processes reported it, capped at
 `RESERVE_CAP` and a quarter of the memory available. Where the machine has cores to spare
 (`SPARE_CORES`), a spare started while a build runs reserves at once, beside that build; on fewer
-cores that would slow the build down (2 cores: ResNet-50 1.39 -> 1.54 s in the app), so there a spare
-reserves only once no build of this pool runs (`learn`, after each build). A fresh process's first build otherwise
-pays for every page it touches (ResNet-50 on 2 cores: ~0.35 s of its ~1.1 s). The price is
-that memory, held by the waiting spare; `reserve=False` (or `warm=False`) turns it off.
+cores that would slow the build down (2 cores: ResNet-50 1.39 -> 1.54 s in the app), so there a
+spare reserves only once no build of this pool runs (`learn`, after each build). A fresh process's
+first build otherwise pays for every page it touches (ResNet-50 on 2 cores: ~0.35 s of its ~1.1 s).
+The price is that memory, held by the waiting spare; `reserve=False` (or `warm=False`) turns it off.
 
 Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
 ends that process only, and no build inherits another's TensorRT state. The spare is started with
@@ -151,7 +151,7 @@ class WarmPool:
                 pass  # died while waiting: `take` replaces it
 
     def reserve_bytes(self) -> int:
-        """What the next spare faults in: the most any recent build held, within the caps."""
+        """What the next spare faults in: the most any recent build needed, within the caps."""
         if not self.reserve or not self._heaps:
             return 0
         cap = RESERVE_CAP
