@@ -72,24 +72,29 @@ def _still_there(directory: Path, dir_fd: int) -> None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(directory))
 
 
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
+def _fsync_directory(directory: Path, dir_fd: int | None = None) -> None:
+    """Make a rename in `directory` durable (through `dir_fd` where it is open already)."""
+    fd = dir_fd
+    if fd is None:
+        try:
+            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return
     try:
         os.fsync(fd)
     except OSError:
         pass  # some filesystems cannot fsync a directory; the rename itself is still atomic
     finally:
-        os.close(fd)
+        if dir_fd is None:
+            os.close(fd)
 
 
-def remove_quietly(path: Path) -> None:
+def remove_quietly(path: Path, dir_fd: int | None = None) -> None:
     """Never raises: where the directory is gone or unreadable there is nothing to remove, and the
-    error being handled is the one worth reporting."""
+    error being handled is the one worth reporting. With `dir_fd` (the directory's descriptor), the
+    file is found even where its directory was renamed away."""
     try:
-        path.unlink(missing_ok=True)
+        os.unlink(path if dir_fd is None else path.name, dir_fd=dir_fd)
     except OSError:
         pass
 
@@ -116,24 +121,12 @@ def atomic_file(target: str | os.PathLike, mode: str = "wb", *, file_mode: int =
             os.fsync(f.fileno())
         if dir_fd is None:
             os.replace(temp, target)
-            _fsync_directory(target.parent)
         else:
             _still_there(target.parent, dir_fd)
             os.replace(temp.name, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            try:
-                os.fsync(dir_fd)
-            except OSError:
-                pass  # some filesystems cannot fsync a directory; the rename itself is still atomic
+        _fsync_directory(target.parent, dir_fd)
     except BaseException:
-        # Through the directory's descriptor, the temporary is found even where the directory was
-        # renamed away while it was written.
-        if dir_fd is None:
-            remove_quietly(temp)
-        else:
-            try:
-                os.unlink(temp.name, dir_fd=dir_fd)
-            except OSError:
-                pass
+        remove_quietly(temp, dir_fd)
         raise
     finally:
         if dir_fd is not None:

@@ -314,7 +314,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
         if state._cancelled():
             raise _CancelledWhileWriting
 
-    digest = _Digest(serialized)  # on a thread, while the engine is written: ~60 ms for ResNet-50
+    hashing = _Digest(serialized)  # on a thread, while the engine is written: ~60 ms for ResNet-50
     try:
         size = writer(serialized, spec.output, unless_cancelled)
     except _CancelledWhileWriting:
@@ -322,7 +322,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
     except OSError as exc:
         raise BuildError(f"{spec.output}: cannot write engine: {exc.strerror or exc}") from None
     finally:
-        digest = digest.result()
+        digest = hashing.result()
     try:
         sidecar.write(spec.output, None, size, digest)  # marks the engine as ours; the cache adds its key
     except OSError:

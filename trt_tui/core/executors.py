@@ -270,7 +270,7 @@ class _Follower(Follower):
         super().__init__(job, spawned, watch.sink if watch is not None else None)
         self.watch = watch
         self.cancel_grace = cancel_grace
-        self.heap_bytes: int | None = None  # the most heap the child's build held, as it reported
+        self.heap_bytes: int | None = None  # the heap the child's build needed, as it reported
 
     def follow(self, events, control, process, running: _Child) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None)."""

@@ -23,7 +23,7 @@ last running build ends).
 
 `reserve(n)` goes one step further for the process executor's spare (`child.serve`): it touches `n`
 bytes of heap and frees them while the spare waits for its job, so the build that comes finds them
-faulted in already. The pool sizes it from the heap its recent builds grew (`pool.WarmPool`).
+faulted in already. The pool sizes it from the heap its recent builds needed (`pool.WarmPool`).
 
 glibc reads the arena limit when it creates an extra arena, so `tune_for_builds` must run before
 build threads first allocate: the thread executor calls it when it is created, the child first thing.
@@ -123,18 +123,6 @@ def heap_size() -> int:
     except (OSError, AttributeError):
         return 0
     return int(info.arena)
-
-
-def available_bytes() -> int:
-    """MemAvailable from /proc/meminfo; 0 where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def _user_set(variable: str, tunable: str) -> bool:

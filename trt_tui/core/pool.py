@@ -30,7 +30,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 
-from . import child, malloc
+from . import child
 
 REMEMBER = 3  # builds whose heap the next spare's reserve covers
 RESERVE_CAP = 2 << 30  # bytes: the most a spare holds in reserve
@@ -155,9 +155,12 @@ class WarmPool:
         if not self.reserve or not self._heaps:
             return 0
         cap = RESERVE_CAP
-        available = malloc.available_bytes()
-        if available:
-            cap = min(cap, available // 4)
+        try:
+            import psutil  # the vitals' own dependency, imported by then in a process that builds
+
+            cap = min(cap, psutil.virtual_memory().available // 4)
+        except Exception:
+            pass  # unknown: the fixed cap alone
         return min(max(self._heaps), cap)
 
     def spare_pid(self) -> int | None:
