@@ -275,6 +275,34 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
     assert app.return_code == 0
 
 
+async def test_key_bar_lists_the_commands_and_a_click_presses_the_key(models):
+    """The bottom line shows each footer command once, the palette's key last; clicking a key's words
+    does what the key does (here "Build all", then "Help")."""
+    from trt_tui.ui.commands import COMMANDS
+    from trt_tui.ui.widgets.key_bar import KeyBar
+
+    app = make(models, executor_obj=replay_executor(hold_at=40), jobs=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        bar = app.screen.query_one(KeyBar)
+        shown = [command.description for command in COMMANDS if command.show]
+        assert bar.keys == (*shown, "palette")
+        line = bar.render().plain
+        assert "a Build all" in line and line.rstrip().endswith("^p palette")
+
+        async def click(words: str) -> None:
+            x = bar.render().plain.index(words)
+            assert await pilot.click(KeyBar, offset=(x + 1, 0))
+
+        await click("Build all")
+        await wait_for(pilot, lambda: len(app.views) == 3, 5)
+        await click("Help")
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), 2)
+        await pilot.press("C")
+        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
+        await pilot.press("q")
+
+
 async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
     """A phase reporting ~50k steps/s: the app gets a handful of batches, shows the final count."""
     events = [[0.0, 1, "start", "Flood", None, 50_000]]

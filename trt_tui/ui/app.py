@@ -229,7 +229,8 @@ class TrtTuiApp(App[int]):
             self.picker.move_cursor(row=0)
         else:
             self.notify(f"No ONNX files under {', '.join(paths)}", severity="warning", markup=False)
-        self._read_infos([str(m) for m in models])
+        # After the first frame: the reader is Python on a thread, which would take turns with it.
+        self.call_after_refresh(self._read_infos, [str(m) for m in models])
 
     @work(thread=True, group="model-info", exit_on_error=False)
     def _read_infos(self, paths: list[str]) -> None:

@@ -15,12 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Key, Resize
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from .commands import RESERVED_KEYS
 from .widgets.build_list import BuildList
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel
+from .widgets.key_bar import KeyBar
 from .widgets.log_pane import LogPane
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import ModelPicker
@@ -69,7 +70,7 @@ class MainScreen(Screen):
                 yield PhaseTreeView(id="phases")
                 yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
                 yield LogPane(id="log")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._mounted(self)

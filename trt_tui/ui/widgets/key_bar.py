@@ -1,0 +1,151 @@
+"""The key bar at the bottom of the screen: the keys that work now, drawn as one line.
+
+It shows what Textual's `Footer` shows (the focused widget's and the screen's bindings with
+`show=True`, one key per action, a disabled one dimmed, the command palette's key on the right) and
+answers a click the same way, by pressing the key. It is one widget instead of a container of one
+widget per key, because the `Footer` rebuilds all those widgets, each styled anew, whenever the
+bindings change: five times before the first frame here (focus settling, the screen resuming), 0.2 s
+of the app's start-up (issue #13). Here a change of bindings repaints one line, and only if what it
+shows changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+
+@dataclass(frozen=True)
+class _Key:
+    key: str  # what a click presses
+    display: str
+    description: str
+    enabled: bool
+    tooltip: str
+
+
+class KeyBar(Widget, can_focus=False):
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"key-bar--key", "key-bar--description", "key-bar--hover"}
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+    }
+    KeyBar > .key-bar--key {
+        color: $footer-key-foreground;
+        background: $footer-key-background;
+        text-style: bold;
+    }
+    KeyBar > .key-bar--description {
+        color: $footer-description-foreground;
+        background: $footer-description-background;
+    }
+    KeyBar > .key-bar--hover {
+        background: $block-hover-background;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._keys: tuple[_Key, ...] = ()
+        self._palette: _Key | None = None
+        self._spans: list[tuple[int, int, _Key]] = []  # cells each key takes, as last drawn
+        self._hover: _Key | None = None
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self._bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The descriptions shown, in order (the palette's last): what a user reads."""
+        shown = [key.description for key in self._keys]
+        return (*shown, self._palette.description) if self._palette else tuple(shown)
+
+    def _bindings_changed(self, screen) -> None:
+        if screen is not self.screen:
+            return
+        active = screen.active_bindings
+        keys: dict[str, _Key] = {}
+        for _node, binding, enabled, tooltip in active.values():
+            if binding.show and binding.action not in keys:
+                keys[binding.action] = _Key(binding.key, self.app.get_key_display(binding), binding.description,
+                                            enabled, tooltip or binding.description)
+        palette = None
+        if self.app.ENABLE_COMMAND_PALETTE and self.app.COMMAND_PALETTE_BINDING in active:
+            _node, binding, enabled, tooltip = active[self.app.COMMAND_PALETTE_BINDING]
+            palette = _Key(binding.key, self.app.get_key_display(binding), binding.description, enabled,
+                           binding.tooltip or binding.description)
+        shown = tuple(keys.values())
+        if (shown, palette) != (self._keys, self._palette):
+            self._keys, self._palette = shown, palette
+            self.refresh()
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("key-bar--key", partial=True)
+        text_style = self.get_component_rich_style("key-bar--description", partial=True)
+        hover_style = self.get_component_rich_style("key-bar--hover", partial=True)
+        width = self.size.width
+        self._spans = []
+
+        def draw(key: _Key, start: int) -> Text:
+            label = Text.assemble((f" {key.display} ", key_style), (f"{key.description} ", text_style))
+            if not key.enabled:
+                label.stylize(Style(dim=True))
+            if key is self._hover:
+                label.stylize(hover_style)
+            self._spans.append((start, start + label.cell_len, key))
+            return label
+
+        palette = Text()
+        if self._palette is not None:
+            palette = Text("▏", style=Style(dim=True)) + draw(self._palette, 0)
+        room = max(0, width - palette.cell_len)
+        line = Text(no_wrap=True, overflow="crop", end="")
+        for key in self._keys:
+            if line.cell_len >= room:
+                break
+            line.append_text(draw(key, line.cell_len))
+        line.truncate(room)
+        self._spans = [span for span in self._spans if span[2] is self._palette or span[1] <= room]
+        if self._palette is not None:
+            line.pad_right(room - line.cell_len)
+            start = line.cell_len + 1  # after the divider
+            self._spans = [(s + start, e + start, k) if k is self._palette else (s, e, k) for s, e, k in self._spans]
+            line.append_text(palette)
+        return line
+
+    def _key_at(self, x: int) -> _Key | None:
+        return next((key for start, end, key in self._spans if start <= x < end), None)
+
+    def on_click(self, event: events.Click) -> None:
+        key = self._key_at(event.x)
+        if key is None:
+            return
+        event.stop()
+        if key.enabled:
+            self.app.simulate_key(key.key)
+        else:
+            self.app.bell()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        key = self._key_at(event.x)
+        if key is not self._hover:
+            self._hover = key
+            self.tooltip = key.tooltip if key is not None else None
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.refresh()
