@@ -303,6 +303,18 @@ async def test_key_bar_lists_the_commands_and_a_click_presses_the_key(models):
         await pilot.press("q")
 
 
+async def test_spare_memory_option_reaches_the_apps_process_executor(models):
+    """`trt-tui DIR --spare-memory 512M` caps the heap the app's waiting build process holds."""
+    from trt_tui import cli
+
+    for given, expected in ((["--spare-memory", "512M"], 512 << 20), (["--spare-memory", "0"], 0), ([], 2 << 30)):
+        args = cli.build_parser()[0].parse_args([str(models), "--executor", "process", *given])
+        app = TrtTuiApp(cli.app_config(args))
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.scheduler.executor.spare_memory == expected
+            await pilot.press("q")
+
+
 async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
     """A phase reporting ~50k steps/s: the app gets a handful of batches, shows the final count."""
     events = [[0.0, 1, "start", "Flood", None, 50_000]]

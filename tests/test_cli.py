@@ -268,6 +268,8 @@ def bad_input(case: str, sample_dir: Path, bad_model_dir: Path, tmp_path: Path):
                           False),
         "bad --workspace": (["build", mnist, "-o", out, "--workspace", "lots"], EXIT_USAGE, ["--workspace"], True),
         "--jobs 0": (["build", mnist, "-o", out, "--jobs", "0"], EXIT_USAGE, ["--jobs", "1 to 256"], False),
+        "bad --spare-memory": (["build", mnist, "-o", out, "--spare-memory", "lots"], EXIT_USAGE,
+                               ["--spare-memory", "'lots'", "not a size"], False),
     }
     return cases[case]
 
@@ -276,7 +278,7 @@ BAD_INPUTS = [
     "missing file", "truncated", "random bytes", "tensor proto", "unsupported op", "dynamic without shapes",
     "output inside a file", "output not writable", "--shapes with --min-shapes", "--min-shapes alone",
     "malformed --shapes", "unknown option", "--timing-cache with TensorRT-RTX", "bad --compute-capability",
-    "--opt-level 9", "bad --workspace", "--jobs 0",
+    "--opt-level 9", "bad --workspace", "--jobs 0", "bad --spare-memory",
 ]
 
 

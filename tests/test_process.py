@@ -475,3 +475,43 @@ def test_a_thread_executor_gives_the_builds_heap_back_once_idle(samples, tmp_pat
     finally:
         assert scheduler.shutdown(timeout=30)
     assert malloc.release()
+
+
+def test_a_new_executor_reserves_what_the_history_says_builds_needed(samples, tmp_path, cli_env, trt_tui_command):
+    """`trt-tui build` records the heap its build process needed; the next process's executor (a new
+    app, another `trt-tui build`) reserves that much for its first build, within `--spare-memory`."""
+    from trt_tui.core.history import History
+    from trt_tui.core.session import make_session
+
+    history = tmp_path / "history.db"
+    done = subprocess.run([*trt_tui_command, "build", samples / "resnet50.onnx", "-o", tmp_path / "r.engine",
+                           "--history", history], env=cli_env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    needed = History(history).builds()[0].heap_bytes
+    assert needed is not None and 200 << 20 <= needed <= 2 << 30, f"ResNet-50 needs ~0.5 GB of heap, said {needed}"
+
+    sessions = {cap: make_session(1, "process", history=str(history), cache=False, spare_memory=cap)
+                for cap in (None, 64 << 20, 0)}
+    try:
+        executors = {cap: session.scheduler.executor for cap, session in sessions.items()}
+        assert executors[None].spare_reserve() == needed, "a new executor starts from the history"
+        assert executors[64 << 20].spare_reserve() == 64 << 20, "--spare-memory caps it"
+        assert executors[0].spare_reserve() == 0, "--spare-memory 0 turns it off"
+        for executor in executors.values():
+            executor.prewarm()
+        bare, reserving = wait_for_spare(executors[0]), wait_for_spare(executors[None])
+        assert maps_name(bare, "tensorrt_rtx") and maps_name(reserving, "tensorrt_rtx")
+        deadline = time.monotonic() + 30
+        while rss_of(reserving) < rss_of(bare) + 0.8 * needed:
+            assert time.monotonic() < deadline, (f"the spare holds {rss_of(reserving) >> 20} MiB against "
+                                                 f"{rss_of(bare) >> 20} MiB with none: not the reserve")
+            time.sleep(0.05)
+        job = sessions[None].scheduler.submit(BuildSpec(samples / "resnet50.onnx", tmp_path / "again.engine"))
+        assert sessions[None].scheduler.wait(120)
+        assert job.state is State.SUCCEEDED, job.outcome
+    finally:
+        for session in sessions.values():
+            session.close()
+    records = History(history).builds()
+    assert len(records) == 2 and records[0].heap_bytes, "the second build's need is recorded too"
+    assert multiprocessing.active_children() == []

@@ -77,6 +77,14 @@ def parse_size(text: str) -> int:
     return int(number * 1024 ** " KMGT".index(unit))
 
 
+def spare_size(text: str) -> int:
+    """An argparse type: a size as `parse_size` takes it (0 allowed)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (try 512M, 2G or 0)")
+    return parse_size(text)
+
+
 MAX_DIMENSION = (1 << 31) - 1  # TensorRT's dimensions are 32-bit signed integers
 
 
@@ -191,6 +199,9 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                    help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
     p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
                    help="with --executor process or ray: force a cancel that TensorRT has not honoured by then")
+    p.add_argument("--spare-memory", type=spare_size, default=None, metavar="SIZE",
+                   help="with the process executor: the most heap the waiting build process faults in ahead"
+                        " of a build, as much as recent builds needed (default 2G; 0: none)")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
@@ -266,7 +277,8 @@ def session_from_args(args, executor=None):
     from .core.session import make_session
 
     return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
-                        executor_obj=executor, ray=ray_options(args), vitals=vitals_from_args(args))
+                        executor_obj=executor, ray=ray_options(args), vitals=vitals_from_args(args),
+                        spare_memory=args.spare_memory)
 
 
 def check_trace_path(text: str | None) -> None:
@@ -364,7 +376,8 @@ def prewarmed_executor(args, builds: int | None = None):
 
     if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
         return None
-    executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args))
+    executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args),
+                             spare_memory=args.spare_memory)
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
         prewarm(builds)
@@ -620,6 +633,7 @@ def app_config(args):
         attach=getattr(args, "attach", None),
         ray=ray_options(args),
         vitals=vitals_from_args(args),
+        spare_memory=args.spare_memory,
     )
 
 

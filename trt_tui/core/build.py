@@ -74,6 +74,7 @@ class Outcome:
     backend: str | None = None
     backend_version: str | None = None
     engine_sha256: str | None = None
+    heap_bytes: int | None = None  # heap the build's own process needed (`child.HeapNeed`), if it had one
 
 
 def default_output(model: Path) -> Path:

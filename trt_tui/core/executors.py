@@ -22,7 +22,7 @@ from .build import Outcome, run_build
 from .events import State
 from .follower import Follower
 from .follower import finish as _finish
-from .pool import WarmPool
+from .pool import RESERVE_CAP, WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
@@ -145,11 +145,13 @@ class ProcessExecutor:
     name = "process"
 
     def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
-                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+                 vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None) -> None:
+        """`spare_memory`: the most heap the spare faults in ahead of its build (`pool`; None: the
+        default cap, 0: none)."""
         self.cancel_grace = cancel_grace
         self.vitals = vitals  # how this process samples each child; None: not at all
         self._context = multiprocessing.get_context("spawn")
-        self._pool = WarmPool(self._context, warm)
+        self._pool = WarmPool(self._context, warm, RESERVE_CAP if spare_memory is None else spare_memory)
         # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
         # synthetic build). Sent to the spare with each job, by reference.
         self.build = run_build
@@ -185,6 +187,18 @@ class ProcessExecutor:
     def spare_reserve(self) -> int:
         """Bytes of heap the next spare faults in ahead of its build (learned from recent builds)."""
         return self._pool.reserve_bytes()
+
+    @property
+    def spare_memory(self) -> int:
+        """The most heap a spare faults in ahead of its build (0: it reserves none)."""
+        return self._pool.reserve_cap
+
+    def seed_reserve(self, heaps: list[int]) -> None:
+        """The heap recent builds needed, newest last, from the history: the spare reserves it before
+        this executor has run a build of its own."""
+        with self._lock:
+            idle = not self._children
+        self._pool.seed(heaps, idle)
 
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
@@ -250,6 +264,8 @@ class ProcessExecutor:
         with self._lock:
             idle = len(self._children) <= 1  # this build's own entry goes when `run` returns
         self._pool.learn(follower.heap_bytes, idle)
+        if outcome is not None:
+            outcome.heap_bytes = follower.heap_bytes  # into the history: the next process's first reserve
         # Whatever a killed child left half-written; a child that reported an outcome left nothing.
         remove_stale_temps(job.spec.output.parent, pid=pid)
         try:
@@ -371,7 +387,8 @@ DEFAULT_CANCEL_GRACE = 0.5
 
 
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
-                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Executor:
+                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
+                  spare_memory: int | None = None) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
@@ -380,7 +397,7 @@ def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANC
     if name == "thread":
         return ThreadExecutor(vitals)
     if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals)
+        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory)
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 

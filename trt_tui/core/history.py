@@ -84,6 +84,7 @@ _ADDED_COLUMNS: dict[str, str] = {
     "peak_rss_bytes": "INTEGER",  # the build's process at its largest (vitals)
     "cpu_seconds": "REAL",  # CPU time the build's process used (vitals)
     "program": "TEXT",  # the program `trt-tui run` observed the build in; NULL: a build of trt-tui's own
+    "heap_bytes": "INTEGER",  # heap its build process needed (`child.HeapNeed`): the next spare's reserve
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -92,6 +93,7 @@ _ADDED_TABLES: dict[str, str] = {
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
+    "heap_bytes",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -136,6 +138,7 @@ class BuildRecord:
     peak_rss_bytes: int | None = None  # the build's process at its largest (vitals)
     cpu_seconds: float | None = None  # CPU time the build's process used
     program: str | None = None  # the program `trt-tui run` observed it in; None: trt-tui built it
+    heap_bytes: int | None = None  # heap its build process needed (process executor only)
 
     @property
     def name(self) -> str:
@@ -150,12 +153,13 @@ class BuildRecord:
     def _from_row(cls, row: tuple) -> BuildRecord:
         id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
         fingerprint = _loads(row[12]) or None
-        peak_rss_bytes, cpu_seconds, program = row[13:16]
+        peak_rss_bytes, cpu_seconds, program, heap_bytes = row[13:17]
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
             fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
+            heap_bytes=heap_bytes,
         )
 
     def as_json(self) -> dict:
@@ -287,6 +291,7 @@ class History:
         peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None,
         program: str | None = None,
+        heap_bytes: int | None = None,
     ) -> int:
         """Add one build; returns its id."""
         model_digests = None
@@ -298,7 +303,7 @@ class History:
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
-            peak_rss_bytes, cpu_seconds, program,
+            peak_rss_bytes, cpu_seconds, program, heap_bytes,
         )
         with self._lock:
             db = self._conn()
@@ -349,6 +354,16 @@ class History:
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
         return self._select(model, limit=limit)
+
+    def recent_heaps(self, limit: int) -> list[int]:
+        """The heap the newest `limit` builds that reported one needed, oldest first: what a new
+        process executor's spare reserves before it has seen a build of its own (`pool.WarmPool.seed`)."""
+        with self._lock:
+            rows = self._conn().execute(
+                "SELECT heap_bytes FROM builds WHERE heap_bytes > 0 ORDER BY started DESC, id DESC LIMIT ?",
+                (max(0, int(limit)),),
+            ).fetchall()
+        return [int(heap) for (heap,) in reversed(rows)]
 
     def get(self, record_id: int) -> BuildRecord | None:
         with self._lock:
@@ -529,6 +544,7 @@ class HistoryRecorder:
             fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
             peak_rss_bytes=final.peak_rss_bytes,
             cpu_seconds=pending.cpu_seconds,
+            heap_bytes=getattr(job.outcome, "heap_bytes", None),
         )
         fields.update(record_fields(job) or {})
         self._write(job, fields)

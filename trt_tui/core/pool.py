@@ -12,7 +12,10 @@ that any of the last `REMEMBER` builds needed, as their processes reported it, c
 cores that would slow the build down (2 cores: ResNet-50 1.39 -> 1.54 s in the app), so there a
 spare reserves only once no build of this pool runs (`learn`, after each build). A fresh process's
 first build otherwise pays for every page it touches (ResNet-50 on 2 cores: ~0.35 s of its ~1.1 s).
-The price is that memory, held by the waiting spare; `reserve=False` (or `warm=False`) turns it off.
+The price is that memory, held by the waiting spare: `reserve_cap` bounds it (`trt-tui
+--spare-memory`), and 0 (or `warm=False`) turns the reserve off. A new pool has seen no build yet:
+`seed` gives it what the newest builds in the history needed, so that the first build of a new app or
+`trt-tui build` finds its heap faulted in too.
 
 Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
 ends that process only, and no build inherits another's TensorRT state. The spare is started with
@@ -93,11 +96,12 @@ def start_process(context, reserve: int = 0) -> Spare:
 class WarmPool:
     """At most one spare, started ahead; `take` hands it out (or starts one now if there is none)."""
 
-    def __init__(self, context, warm: bool = True, reserve: bool = True) -> None:
+    def __init__(self, context, warm: bool = True, reserve_cap: int = RESERVE_CAP) -> None:
         self._context = context
         self._state = _State()
         self.warm = warm
-        self.reserve = reserve
+        self.reserve_cap = max(0, reserve_cap)
+        self.reserve = self.reserve_cap > 0
         self.reserve_beside_builds = _cores() >= SPARE_CORES
         self._heaps: deque[int] = deque(maxlen=REMEMBER)
         # Reached when the executor is dropped without `close`: its spare must not outlive it.
@@ -135,6 +139,18 @@ class WarmPool:
         told to fault in the rest now, before its job comes (where cores are few, only when idle)."""
         if self.reserve and heap_bytes and heap_bytes > 0:
             self._heaps.append(heap_bytes)
+        self._offer(idle)
+
+    def seed(self, heaps: list[int], idle: bool = True) -> None:
+        """What the builds of earlier processes needed (the history's newest, oldest first), for a
+        pool that has learned nothing of its own yet; its spares reserve as if it had seen them."""
+        if not self.reserve or self._heaps:
+            return
+        self._heaps.extend(heap for heap in heaps[-REMEMBER:] if heap and heap > 0)
+        if self._heaps:
+            self._offer(idle)
+
+    def _offer(self, idle: bool) -> None:
         wanted = self.reserve_bytes()
         self._state.reserve = wanted if self.reserve_beside_builds else 0
         if not wanted or not (idle or self.reserve_beside_builds):
@@ -154,7 +170,7 @@ class WarmPool:
         """What the next spare faults in: the most any recent build needed, within the caps."""
         if not self.reserve or not self._heaps:
             return 0
-        cap = RESERVE_CAP
+        cap = self.reserve_cap
         try:
             import psutil  # the vitals' own dependency, imported by then in a process that builds
 

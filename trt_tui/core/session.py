@@ -48,11 +48,14 @@ class Session:
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
-                 ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS) -> Session:
-    """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs."""
+                 ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
+                 spare_memory: int | None = None) -> Session:
+    """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
+    `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default)."""
     if executor_obj is None:
         ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
-        executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals)
+        executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
+                                     spare_memory=spare_memory)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)
@@ -64,6 +67,11 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             session.recorder = HistoryRecorder(session.history)
             scheduler.subscribe(session.recorder)
             session.closers += [(session.recorder.close, False), (session.history.close, False)]
+            seed = getattr(executor_obj, "seed_reserve", None)
+            if seed is not None:  # the process executor's spare reserves what recent builds needed
+                from .pool import REMEMBER
+
+                seed(session.history.recent_heaps(REMEMBER))
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

@@ -88,6 +88,7 @@ class AppConfig:
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
+    spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
 
 
 class TrtTuiApp(App[int]):
@@ -128,7 +129,7 @@ class TrtTuiApp(App[int]):
         else:
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
-                                        ray=config.ray, vitals=config.vitals)
+                                        ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
