@@ -362,6 +362,36 @@ def test_warm_spare_has_tensorrt_loaded_runs_the_build_and_is_replaced(samples, 
     assert multiprocessing.active_children() == []
 
 
+def test_two_builds_started_together_both_run_in_waiting_spares(samples, tmp_path):
+    """With two builds at once (the app's default `--jobs 2`, "build all"), two spares wait, both
+    with TensorRT imported, and builds started together run in them; a dropped executor stops both."""
+    executor = make_executor("process", jobs=2)
+    executor.prewarm()
+    deadline = time.monotonic() + 30
+    while len(executor.spare_pids()) < 2:
+        assert time.monotonic() < deadline, f"spares waiting: {executor.spare_pids()}"
+        time.sleep(0.01)
+    spares = executor.spare_pids()
+    assert all(maps_name(pid, "tensorrt_rtx") for pid in spares)
+    scheduler, recorder, jobs = start(executor, samples, tmp_path, "resnet50", "densenet")
+    try:
+        for job in jobs:
+            recorder.wait_for_phase(job, "Building engine")
+        assert sorted(executor.pid_of(job) for job in jobs) == sorted(spares), "a build started cold"
+        assert scheduler.wait(240)
+        assert [job.state for job in jobs] == [State.SUCCEEDED] * 2, [job.outcome for job in jobs]
+        deadline = time.monotonic() + 30
+        while len(executor.spare_pids()) < 2:
+            assert time.monotonic() < deadline, "the pool was not filled again"
+            time.sleep(0.01)
+        following = executor.spare_pids()
+        assert not set(following) & set(spares)
+    finally:
+        assert scheduler.shutdown(timeout=30)
+    assert not any(alive(pid) for pid in following), "a spare outlived the executor"
+    assert multiprocessing.active_children() == []
+
+
 def test_a_spare_killed_while_waiting_is_replaced(samples, tmp_path):
     executor = ProcessExecutor()
     executor.prewarm()

@@ -377,7 +377,7 @@ def prewarmed_executor(args, builds: int | None = None):
     if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
         return None
     executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args),
-                             spare_memory=args.spare_memory)
+                             spare_memory=args.spare_memory, jobs=args.jobs)
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
         prewarm(builds)

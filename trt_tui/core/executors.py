@@ -22,7 +22,7 @@ from .build import Outcome, run_build
 from .events import State
 from .follower import Follower
 from .follower import finish as _finish
-from .pool import RESERVE_CAP, WarmPool
+from .pool import MAX_SPARES, RESERVE_CAP, WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
@@ -145,13 +145,16 @@ class ProcessExecutor:
     name = "process"
 
     def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
-                 vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None) -> None:
-        """`spare_memory`: the most heap the spare faults in ahead of its build (`pool`; None: the
-        default cap, 0: none)."""
+                 vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None,
+                 spares: int = 1) -> None:
+        """`spare_memory`: the most heap a spare faults in ahead of its build (`pool`; None: the
+        default cap, 0: none). `spares`: how many build processes wait started (up to `MAX_SPARES`):
+        as many as builds may start together."""
         self.cancel_grace = cancel_grace
         self.vitals = vitals  # how this process samples each child; None: not at all
         self._context = multiprocessing.get_context("spawn")
-        self._pool = WarmPool(self._context, warm, RESERVE_CAP if spare_memory is None else spare_memory)
+        self._pool = WarmPool(self._context, warm, RESERVE_CAP if spare_memory is None else spare_memory,
+                              min(spares, MAX_SPARES))
         # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
         # synthetic build). Sent to the spare with each job, by reference.
         self.build = run_build
@@ -183,6 +186,10 @@ class ProcessExecutor:
     def spare_pid(self) -> int | None:
         """The pid of the spare build process waiting for the next build, if one is started."""
         return self._pool.spare_pid()
+
+    def spare_pids(self) -> list[int]:
+        """The pids of every spare build process waiting, the next to be taken first."""
+        return self._pool.spare_pids()
 
     def spare_reserve(self) -> int:
         """Bytes of heap the next spare faults in ahead of its build (learned from recent builds)."""
@@ -388,16 +395,17 @@ DEFAULT_CANCEL_GRACE = 0.5
 
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
                   ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                  spare_memory: int | None = None) -> Executor:
+                  spare_memory: int | None = None, jobs: int = 1) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
-    build's TensorRT memory."""
+    build's TensorRT memory. `jobs`: how many builds may run at once; the process executor keeps
+    as many spare build processes waiting (at most `pool.MAX_SPARES`)."""
     name = name or DEFAULT_EXECUTOR
     if name == "thread":
         return ThreadExecutor(vitals)
     if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory)
+        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory, spares=jobs)
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 

@@ -17,6 +17,10 @@ The price is that memory, held by the waiting spare: `reserve_cap` bounds it (`t
 `seed` gives it what the newest builds in the history needed, so that the first build of a new app or
 `trt-tui build` finds its heap faulted in too.
 
+With `--jobs 2` or more, two spares wait (`MAX_SPARES`), so that two builds started together (the
+app's "build all") or back to back both find their imports done; each holds its own reserve, and
+together at most a quarter of what is available.
+
 Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
 ends that process only, and no build inherits another's TensorRT state. The spare is started with
 `spawn`, never `fork`: forking a process that has TensorRT or CUDA loaded, or threads running, is
@@ -38,6 +42,7 @@ from . import child
 REMEMBER = 3  # builds whose heap the next spare's reserve covers
 RESERVE_CAP = 2 << 30  # bytes: the most a spare holds in reserve
 SPARE_CORES = 4  # usable cores from which a spare reserves beside a running build
+MAX_SPARES = 2  # spares a pool keeps waiting at most, however many builds may run at once
 
 
 def _cores() -> int:
@@ -94,43 +99,49 @@ def start_process(context, reserve: int = 0) -> Spare:
 
 
 class WarmPool:
-    """At most one spare, started ahead; `take` hands it out (or starts one now if there is none)."""
+    """Up to `spares` build processes started ahead; `take` hands out the oldest (or starts one now
+    if none is waiting). More than one is for builds that start together or back to back: with
+    `--jobs 2` (the default), "build all" starts two builds at once, and the second found no spare."""
 
-    def __init__(self, context, warm: bool = True, reserve_cap: int = RESERVE_CAP) -> None:
+    def __init__(self, context, warm: bool = True, reserve_cap: int = RESERVE_CAP, spares: int = 1) -> None:
         self._context = context
         self._state = _State()
         self.warm = warm
+        self.spares = max(1, spares)
         self.reserve_cap = max(0, reserve_cap)
         self.reserve = self.reserve_cap > 0
         self.reserve_beside_builds = _cores() >= SPARE_CORES
         self._heaps: deque[int] = deque(maxlen=REMEMBER)
-        # Reached when the executor is dropped without `close`: its spare must not outlive it.
+        # Reached when the executor is dropped without `close`: its spares must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
 
     def prewarm(self, builds: int | None = None) -> None:
-        """Start the spare in the background now (the first build then starts warm). `builds`: how
+        """Start the spares in the background now (the first builds then start warm). `builds`: how
         many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
         is started past the last of them, where it would only compete with the builds for CPU."""
         self._left = builds
-        if self.warm and (builds is None or builds > 0):
-            self._state.refill(self._context)
+        self._refill()
 
     _left: int | None = None
+
+    def _refill(self) -> None:
+        wanted = self.spares if self._left is None else min(self.spares, self._left)
+        if self.warm and wanted > 0:
+            self._state.refill(self._context, wanted)
 
     def take(self) -> Spare:
         """A live build process for one job; the next spare is started in the background."""
         spare = self._state.pop()
-        if spare is not None and not spare.alive():
+        while spare is not None and not spare.alive():
             spare.discard()  # died while waiting (killed from outside): never hand out a dead one
-            spare = None
+            spare = self._state.pop()
         if spare is None:
             spare = start_process(self._context, self._state.reserve)
         if not self.reserve_beside_builds:
             self._state.pending = 0  # a build runs now: a spare still starting reserves nothing yet
         if self._left is not None:
             self._left -= 1
-        if self.warm and (self._left is None or self._left > 0):
-            self._state.refill(self._context)
+        self._refill()
         return spare
 
     def learn(self, heap_bytes: int | None, idle: bool = True) -> None:
@@ -157,36 +168,46 @@ class WarmPool:
             return
         with self._state.lock:
             self._state.pending = wanted  # for a spare still starting: `_fill` tells it
-            spare = self._state.spare
-            if spare is None or spare.reserved >= wanted:
-                return
-            try:
-                spare.control.send(("reserve", wanted))
-                spare.reserved = wanted
-            except OSError:
-                pass  # died while waiting: `take` replaces it
+            for spare in self._state.spares:
+                _ask_reserve(spare, wanted)
 
     def reserve_bytes(self) -> int:
-        """What the next spare faults in: the most any recent build needed, within the caps."""
+        """What each spare faults in: the most any recent build needed, within the caps (together
+        the spares hold at most a quarter of the memory available)."""
         if not self.reserve or not self._heaps:
             return 0
         cap = self.reserve_cap
         try:
             import psutil  # the vitals' own dependency, imported by then in a process that builds
 
-            cap = min(cap, psutil.virtual_memory().available // 4)
+            cap = min(cap, psutil.virtual_memory().available // 4 // self.spares)
         except Exception:
             pass  # unknown: the fixed cap alone
         return min(max(self._heaps), cap)
 
-    def spare_pid(self) -> int | None:
-        """The waiting spare's pid, if one is started (for tests and diagnostics)."""
+    def spare_pids(self) -> list[int]:
+        """The waiting spares' pids, the next to be taken first (for tests and diagnostics)."""
         with self._state.lock:
-            spare = self._state.spare
-            return spare.process.pid if spare is not None else None
+            return [spare.process.pid for spare in self._state.spares]
+
+    def spare_pid(self) -> int | None:
+        """The next spare's pid, if one is started."""
+        pids = self.spare_pids()
+        return pids[0] if pids else None
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _ask_reserve(spare: Spare, nbytes: int) -> None:
+    """Tell a waiting spare to fault in `nbytes` of heap, unless it has been asked for as much."""
+    if spare.reserved >= nbytes:
+        return
+    try:
+        spare.control.send(("reserve", nbytes))
+        spare.reserved = nbytes
+    except OSError:
+        pass  # died while waiting: `take` replaces it
 
 
 class _State:
@@ -194,40 +215,45 @@ class _State:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.spare: Spare | None = None
+        self.spares: deque[Spare] = deque()  # waiting, oldest (the next to be taken) first
         self.filling: threading.Thread | None = None
+        self.wanted = 0  # how many spares the filling thread keeps waiting
         self.closed = False
         self.reserve = 0  # bytes the next spare faults in as it starts (`WarmPool.learn`)
         self.pending = 0  # bytes a spare that finishes starting is told to fault in
 
     def pop(self) -> Spare | None:
         with self.lock:
-            spare, self.spare = self.spare, None
-            return spare
+            return self.spares.popleft() if self.spares else None
 
-    def refill(self, context) -> None:
+    def refill(self, context, wanted: int) -> None:
         with self.lock:
-            if self.closed or self.spare is not None or (self.filling is not None and self.filling.is_alive()):
+            self.wanted = wanted
+            if self.closed or len(self.spares) >= wanted or (self.filling is not None and self.filling.is_alive()):
                 return
             self.filling = threading.Thread(target=self._fill, args=(context,), name="trt-tui-spare", daemon=True)
             self.filling.start()
 
     def _fill(self, context) -> None:
-        try:
-            spare = start_process(context, self.reserve)
-        except Exception:
-            return  # the next `take` starts one itself, and reports the error to its build
-        with self.lock:
-            if not self.closed and self.spare is None:
-                self.spare, spare = spare, None
-                if self.pending > self.spare.reserved:
-                    try:
-                        self.spare.control.send(("reserve", self.pending))
-                        self.spare.reserved = self.pending
-                    except OSError:
-                        pass  # died already: `take` replaces it
-        if spare is not None:
-            spare.discard()
+        """Start spares until `wanted` wait (each starts its imports at once: `start_process` does
+        not wait for them)."""
+        while True:
+            with self.lock:
+                if self.closed or len(self.spares) >= self.wanted:
+                    return
+            try:
+                spare = start_process(context, self.reserve)
+            except Exception:
+                return  # the next `take` starts one itself, and reports the error to its build
+            with self.lock:
+                if not self.closed and len(self.spares) < self.wanted:
+                    if self.pending > spare.reserved:
+                        _ask_reserve(spare, self.pending)
+                    self.spares.append(spare)
+                    spare = None
+            if spare is not None:
+                spare.discard()
+                return
 
     def close(self) -> None:
         with self.lock:
@@ -235,8 +261,7 @@ class _State:
             filling = self.filling
         if filling is not None:
             filling.join(10.0)
-        spare = self.pop()
-        if spare is not None:
+        while (spare := self.pop()) is not None:
             spare.discard()
 
 

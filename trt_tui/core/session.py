@@ -55,7 +55,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     if executor_obj is None:
         ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
         executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
-                                     spare_memory=spare_memory)
+                                     spare_memory=spare_memory, jobs=jobs)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
                           cache=EngineCache() if cache else None)
     session = Session(scheduler)
