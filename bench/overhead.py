@@ -15,7 +15,8 @@ in the target directory, fsync, rename — the write trt-tui does, so only the o
   in a spawned child, its events relayed over a pipe; the spawn is part of the time.
 - `app`: the Textual app headless in this process (`run_test`, `executor="thread"`): Enter pressed
   on the model, timed until the app's message loop receives the final state.
-- `app_process`: the app as a user gets it, with its default executor (a child process per build).
+- `app_process`: the app as a user gets it, with its default executor (a child process per build)
+  and its default `--jobs 2` (so two spare build processes wait; one before issue #13 round 6).
 - `app_process_again`: the same, timing each model's second build in the same app (as a watched
   model's rebuilds are): the warm spare has learned how much heap the builds need.
 
@@ -164,7 +165,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
                     final_at[message.job] = time.perf_counter()
                     arrived.set()
 
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, executor=executor, cache=False,
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], executor=executor, cache=False,  # jobs: the default, 2
                               history=str(history), gpu_interval=1.0))
     out: dict[str, float] = {}
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
