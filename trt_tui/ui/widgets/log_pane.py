@@ -48,26 +48,54 @@ class LogPane(RichLog):
     # per second of build). The pane's own size does not depend on its content (`height: 1fr`), so
     # a new line only needs this widget repainted and its scrollbars updated.
     virtual_size = Reactive(Size(0, 0), layout=False)
+    _batching = False  # while lines are written as one change (`_write_all`)
 
     def watch_virtual_size(self, size: Size) -> None:
-        self._scroll_update(size)
+        if not self._batching:
+            self._scroll_update(size)
 
     def __init__(self, max_lines: int = 2000, **kwargs) -> None:
         super().__init__(max_lines=max_lines, wrap=False, markup=False, highlight=False, **kwargs)
         self.min_severity = Severity.INFO
         self.shown: list[Log] = []
 
+    def _write_all(self, events: Iterable[Log]) -> None:
+        """Write lines as one change: RichLog's `write` updates the scrollbars and asks to scroll to
+        the end for every line (half of the UI thread's time on a log line, a deferred scroll each);
+        here that happens once for the lot, with the same result. Before the pane's size is known,
+        RichLog keeps the writes for later with their own scrolling: left to it."""
+        if not self._size_known:
+            for event in events:
+                self.write(log_line(event))
+            return
+        written = False
+        self._batching = True
+        try:
+            for event in events:
+                self.write(log_line(event), scroll_end=False)
+                written = True
+        finally:
+            self._batching = False
+        if written:
+            self._scroll_update(self.virtual_size)
+            if self.auto_scroll:
+                self.scroll_end(animate=False, immediate=False, x_axis=False)
+
     def show(self, lines: Iterable[Log]) -> None:
         """Replace the content with the lines that pass the filter (the newest `max_lines`)."""
-        self.clear()
         self.shown = [e for e in lines if e.severity <= self.min_severity][-(self.max_lines or 2000):]
-        for event in self.shown:
-            self.write(log_line(event))
+        self._batching = True  # the scrollbars follow what is shown, not the empty log in between
+        try:
+            self.clear()
+        finally:
+            self._batching = False
+        self._write_all(self.shown)
+        if not self.shown:
+            self._scroll_update(self.virtual_size)
 
     def append(self, lines: Iterable[Log]) -> None:
-        for event in lines:
-            if event.severity <= self.min_severity:
-                self.shown.append(event)
-                self.write(log_line(event))
+        new = [e for e in lines if e.severity <= self.min_severity]
+        self.shown += new
+        self._write_all(new)
         if len(self.shown) > 2 * (self.max_lines or 2000):
             del self.shown[: -(self.max_lines or 2000)]
