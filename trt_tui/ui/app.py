@@ -10,6 +10,7 @@ change only in message handlers and timers, on the UI thread. `MainScreen` lays 
 from __future__ import annotations
 
 import functools
+import gc
 import threading
 import time
 import traceback
@@ -52,6 +53,21 @@ from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
+
+
+_heap_frozen = False
+
+
+def _freeze_startup_heap() -> None:
+    """Once per process, after the first frame: move what exists by then (the imports, Textual's
+    widgets and styles, ~85k objects) out of the garbage collector's reach. Those live as long as
+    the app, yet every full collection walked them all: ~50-70 ms of the UI thread on a 2-core
+    machine, landing on a build every few builds (BENCHMARKS.md, issue #13). Frozen objects are
+    still freed by reference counting; only cycles among them are never collected."""
+    global _heap_frozen
+    if not _heap_frozen:
+        _heap_frozen = True
+        gc.freeze()
 
 
 def guarded(handler):
@@ -186,6 +202,7 @@ class TrtTuiApp(App[int]):
         # After the first frame, as the spare build process: its first reading imports NVML and
         # psutil (~30 ms), which the first frame does not need.
         self.call_after_refresh(self._sample_gpus)
+        self.call_after_refresh(_freeze_startup_heap)
         if self.config.attach:
             self._attach()
         else:
