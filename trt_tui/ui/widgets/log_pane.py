@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import Reactive
+from textual.strip import Strip
 from textual.widgets import RichLog
 
 from ...core.events import Log, Severity
@@ -53,6 +54,25 @@ class LogPane(RichLog):
     def watch_virtual_size(self, size: Size) -> None:
         if not self._batching:
             self._scroll_update(size)
+
+    _line_style = None  # the pane's style and width while it renders (`render_lines`)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # RichLog's `render_line` works out the widget's style (a walk up every ancestor's styles)
+        # and its content width for each line: ~0.1 ms a line, most of this pane's repaint. Neither
+        # changes within one render, so they are taken once for all its lines.
+        self._line_style = (self.rich_style, self.scrollable_content_region.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
+
+    def render_line(self, y: int) -> Strip:
+        if self._line_style is None:
+            return super().render_line(y)
+        style, width = self._line_style
+        scroll_x, scroll_y = self.scroll_offset
+        return self._render_line(scroll_y + y, scroll_x, width).apply_style(style)
 
     def __init__(self, max_lines: int = 2000, **kwargs) -> None:
         super().__init__(max_lines=max_lines, wrap=False, markup=False, highlight=False, **kwargs)
