@@ -97,9 +97,16 @@ class LogPane(RichLog):
         finally:
             self._batching = False
         if written:
+            bars = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
             self._scroll_update(self.virtual_size)
             if self.auto_scroll:
-                self.scroll_end(animate=False, immediate=False, x_axis=False)
+                # At once, so the new lines are drawn scrolled into view in the frame that brings them:
+                # RichLog scrolls after the next refresh, which drew the pane twice for each batch
+                # (the lines out of view, then scrolled). The pane's size does not follow its lines,
+                # so the end is known now; where a scrollbar came or went, once more after the layout.
+                self.scroll_end(animate=False, immediate=True, x_axis=False)
+                if bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+                    self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def show(self, lines: Iterable[Log]) -> None:
         """Replace the content with the lines that pass the filter (the newest `max_lines`)."""
