@@ -195,6 +195,15 @@ async def test_log_level_key_cycles_the_minimum_severity(models):
             assert level.label in str(app.query_one("#log-title").render())
         assert set(seen) == set(LOG_LEVELS)
         assert len(seen[Severity.ERROR]) < info_lines, "the error level hides a good build's info lines"
+        while app.log_pane.min_severity is not Severity.VERBOSE:  # the most lines: more than fit
+            await pilot.press("l")
+        await pilot.pause(0.2)
+        pane = app.log_pane
+        assert len(pane.shown) > pane.size.height, "the verbose log should overflow the pane"
+        assert pane.scroll_y == pane.max_scroll_y > 0, "the log is not scrolled to its newest line"
+        bottom = "".join(segment.text for segment in pane.render_line(pane.size.height - 1
+                                                                       - pane.scrollbar_size_horizontal))
+        assert pane.shown[-1].message[:20] in bottom, (bottom, pane.shown[-1].message)
         await pilot.press("q")
 
 
