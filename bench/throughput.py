@@ -157,6 +157,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
             if kind == "app_thread":
                 record = synthetic.records[job]
             else:
+                assert view.job.outcome.detail, view.job.outcome
                 record = json.loads(view.job.outcome.detail)
             entry = {"config": kind, "threads": threads, "paced": rate,
                      "callbacks_per_s": record["callbacks"] / record["wall"], "callbacks": record["callbacks"],

@@ -20,7 +20,7 @@ from types import ModuleType
 from .events import Event, Log, PhaseFinish, PhaseStart, Severity, Step
 
 Sink = Callable[[Event], None]
-YIELD_EVERY = 0xFF  # step callbacks between two voluntary releases of the GIL, minus one (a mask)
+YIELD_EVERY = 0x3F  # step callbacks between two voluntary releases of the GIL, minus one (a mask)
 
 
 class CancelToken:
@@ -106,8 +106,11 @@ class MonitorState:
             if not self.callbacks & YIELD_EVERY:
                 # Hand the GIL over now and then. Callers that never release it (Python threads
                 # calling back as fast as they can) otherwise starve whoever drains the events, the
-                # UI or the child's sender, for hundreds of milliseconds. A real build calls back a
-                # few hundred times a second and never reaches this line often enough to notice.
+                # UI or the child's sender, for hundreds of milliseconds. Every 64 callbacks, not 256:
+                # with 16 such threads in the app's process the newest state reached the screen after
+                # 93-177 ms (p95), and after 41-48 ms now, while 430k+ callbacks/s are still absorbed
+                # (BENCHMARKS.md, issue #13 round 6). A real build calls back a few hundred times in
+                # all (ResNet-50: ~260) and reaches this line a handful of times.
                 time.sleep(0)
         except BaseException as exc:
             self._internal_error("step_complete", exc)
