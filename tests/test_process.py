@@ -392,6 +392,35 @@ def test_two_builds_started_together_both_run_in_waiting_spares(samples, tmp_pat
     assert multiprocessing.active_children() == []
 
 
+SCRIPT_THAT_STARTS_A_SPARE = """
+import os, sys, time
+from pathlib import Path
+with open(os.environ["MARKER"], "a") as marker:
+    marker.write(__name__ + "\\n")  # what a script does at import: here, once per process that runs it
+if __name__ == "__main__":
+    from trt_tui.core.executors import ProcessExecutor
+    executor = ProcessExecutor()
+    executor.prewarm()
+    deadline = time.monotonic() + 60
+    while executor.spare_pid() is None or "tensorrt_rtx" not in Path(f"/proc/{executor.spare_pid()}/maps").read_text():
+        assert time.monotonic() < deadline, "the spare did not import TensorRT"
+        time.sleep(0.02)
+    executor.close()
+"""
+
+
+def test_a_spare_does_not_run_the_programs_main_script_again(tmp_path, cli_env):
+    """spawn runs the parent's main script again in each child unless told otherwise: a script
+    building through trt-tui would have its top-level code run again in each build process (and,
+    unguarded, fail with multiprocessing's bootstrapping error)."""
+    script, marker = tmp_path / "prog.py", tmp_path / "marker"
+    script.write_text(SCRIPT_THAT_STARTS_A_SPARE)
+    done = subprocess.run([sys.executable, str(script)], env={**cli_env, "MARKER": str(marker)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text().split() == ["__main__"], "the spare ran the script again"
+
+
 def test_a_spare_killed_while_waiting_is_replaced(samples, tmp_path):
     executor = ProcessExecutor()
     executor.prewarm()

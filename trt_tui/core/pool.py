@@ -30,6 +30,7 @@ garbage-collected pool does the same).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -85,7 +86,8 @@ def start_process(context, reserve: int = 0) -> Spare:
                               daemon=True)  # killed by multiprocessing's exit handler if we exit first
     try:
         _ensure_resource_tracker()
-        process.start()
+        with _main_hidden():
+            process.start()
     except BaseException:
         for conn in (events, control):
             conn.close()
@@ -263,6 +265,35 @@ class _State:
             filling.join(10.0)
         while (spare := self.pop()) is not None:
             spare.discard()
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While a build process is spawned: it must not run this program's main script again. spawn
+    has each child import the parent's `__main__` (by path where it has no module name), so that
+    objects defined there unpickle. A build process unpickles none of them, and running the script
+    again is worse than useless: a script that builds through trt-tui at its top level, without an
+    `if __name__ == "__main__":` guard, failed with multiprocessing's "An attempt has been made to
+    start a new process before the current process has finished its bootstrapping phase", and any
+    other top-level work of it ran once more in every build process. Without a module name or a
+    path to give, spawn leaves `__main__` alone, as it does already for a package's `__main__`
+    (`python -m trt_tui`)."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    with _main_lock:
+        saved = {name: main.__dict__[name] for name in ("__spec__", "__file__") if name in main.__dict__}
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+        try:
+            yield
+        finally:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
+_main_lock = threading.Lock()
 
 
 def _ensure_resource_tracker() -> None:
