@@ -1,5 +1,6 @@
 """`trt-tui build` against a bare TensorRT-RTX build, each a fresh process, interleaved, with the
-malloc tuning's variants: `python bench/buildwall_ab.py ROUNDS OUT.json [BEFORE_DIR]`.
+malloc tuning's variants: `python bench/buildwall_ab.py ROUNDS OUT.json [BEFORE_DIR]` (the model:
+light_inception_v2 from the onnx package, or `$AB_MODEL`).
 
 - `bare`: a Python process that parses light_inception_v2 and builds it (no monitor, no trt-tui).
 - `after`: `trt-tui build --force` (process executor, the default); `after_noarena`: the same with
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import onnx
 
-M = str(Path(onnx.__file__).parent / "backend/test/data/light/light_inception_v2.onnx")
+# $AB_MODEL: another ONNX file (e.g. the ResNet-50 sample, `trt-tui samples DIR`)
+M = os.environ.get("AB_MODEL") or str(Path(onnx.__file__).parent / "backend/test/data/light/light_inception_v2.onnx")
 OUT = sys.argv[2]
 n = int(sys.argv[1])
 here = str(Path(__file__).resolve().parent.parent)
