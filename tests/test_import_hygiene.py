@@ -96,6 +96,32 @@ def test_the_app_reaches_its_first_frame_without_tensorrt(cli_env: dict[str, str
     assert not {"tensorrt_rtx", "tensorrt", "onnx", "numpy", "ray", "textual_serve"} & set(now), now
 
 
+# `trt-tui DIR` as cli.main builds the app (before it runs), with a history whose last build needed heap.
+APP_WITH_A_HEAP_HISTORY = """
+import time
+from pathlib import Path
+from trt_tui import cli
+from trt_tui.core.events import State
+from trt_tui.core.history import History
+from trt_tui.ui.app import make_app
+
+with History(Path(sys.argv[3])) as history:
+    history.record(model="/models/resnet50.onnx", model_hash=None, options={}, backend="tensorrt-rtx",
+                   backend_version="", state=State.SUCCEEDED, error=None, started=time.time(), duration=1.0,
+                   engine_bytes=1, phases={}, heap_bytes=512 << 20)
+args = cli.build_parser()[0].parse_args([sys.argv[2], "--history", sys.argv[3]])
+app = make_app(cli.app_config(args))
+names = [n for n in names if n in sys.modules]  # what the app loaded: reported below
+assert app.scheduler.executor.spare_reserve() > 0, "the history's heap did not reach the spare's reserve"
+"""
+
+
+def test_the_reserve_from_the_history_costs_the_first_frame_no_imports(cli_env, tmp_path) -> None:
+    """The process executor's spare reserves what the history says recent builds needed; taking that
+    hint when the app is made must not import psutil (the reserve's cap) ahead of the first frame."""
+    assert loaded(cli_env, APP_WITH_A_HEAP_HISTORY, str(tmp_path), str(tmp_path / "history.db")) == []
+
+
 def test_the_backend_version_comes_from_a_cuda_variant_wheel_without_importing_it(cli_env, tmp_path) -> None:
     """Where the TensorRT-RTX wheels were installed without the `tensorrt-rtx` front package (only
     `tensorrt_rtx_cu13`, as on the GPU host), its metadata still gives the version: an import there

@@ -201,11 +201,9 @@ class ProcessExecutor:
         return self._pool.reserve_cap
 
     def seed_reserve(self, heaps: list[int]) -> None:
-        """The heap recent builds needed, newest last, from the history: the spare reserves it before
+        """The heap recent builds needed, newest last, from the history: the spares reserve it before
         this executor has run a build of its own."""
-        with self._lock:
-            idle = not self._children
-        self._pool.seed(heaps, idle)
+        self._pool.seed(heaps)
 
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and

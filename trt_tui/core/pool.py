@@ -114,6 +114,7 @@ class WarmPool:
         self.reserve = self.reserve_cap > 0
         self.reserve_beside_builds = _cores() >= SPARE_CORES
         self._heaps: deque[int] = deque(maxlen=REMEMBER)
+        self._seeded = False  # heaps from `seed` that no spare has been offered yet
         # Reached when the executor is dropped without `close`: its spares must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
 
@@ -122,6 +123,7 @@ class WarmPool:
         many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
         is started past the last of them, where it would only compete with the builds for CPU."""
         self._left = builds
+        self._offer_seeded(idle=True)
         self._refill()
 
     _left: int | None = None
@@ -141,6 +143,7 @@ class WarmPool:
             spare = start_process(self._context, self._state.reserve)
         if not self.reserve_beside_builds:
             self._state.pending = 0  # a build runs now: a spare still starting reserves nothing yet
+        self._offer_seeded(idle=False)
         if self._left is not None:
             self._left -= 1
         self._refill()
@@ -154,16 +157,22 @@ class WarmPool:
             self._heaps.append(heap_bytes)
         self._offer(idle)
 
-    def seed(self, heaps: list[int], idle: bool = True) -> None:
+    def seed(self, heaps: list[int]) -> None:
         """What the builds of earlier processes needed (the history's newest, oldest first), for a
-        pool that has learned nothing of its own yet; its spares reserve as if it had seen them."""
+        pool that has learned nothing of its own yet; its spares reserve as if it had seen them. The
+        spares are told when they are next started or taken (`prewarm`, `take`), not now: working
+        out the cap imports psutil, which the app's first frame does not wait for."""
         if not self.reserve or self._heaps:
             return
         self._heaps.extend(heap for heap in heaps[-REMEMBER:] if heap and heap > 0)
-        if self._heaps:
+        self._seeded = bool(self._heaps)
+
+    def _offer_seeded(self, idle: bool) -> None:
+        if self._seeded:
             self._offer(idle)
 
     def _offer(self, idle: bool) -> None:
+        self._seeded = False
         wanted = self.reserve_bytes()
         self._state.reserve = wanted if self.reserve_beside_builds else 0
         if not wanted or not (idle or self.reserve_beside_builds):
@@ -249,8 +258,7 @@ class _State:
                 return  # the next `take` starts one itself, and reports the error to its build
             with self.lock:
                 if not self.closed and len(self.spares) < self.wanted:
-                    if self.pending > spare.reserved:
-                        _ask_reserve(spare, self.pending)
+                    _ask_reserve(spare, self.pending)
                     self.spares.append(spare)
                     spare = None
             if spare is not None:
