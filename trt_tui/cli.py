@@ -79,10 +79,10 @@ def parse_size(text: str) -> int:
 
 def spare_size(text: str) -> int:
     """An argparse type: a size as `parse_size` takes it (0 allowed)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (try 512M, 2G or 0)")
-    return parse_size(text)
+    try:
+        return parse_size(text)
+    except UsageError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (try 512M, 2G or 0)") from None
 
 
 MAX_DIMENSION = (1 << 31) - 1  # TensorRT's dimensions are 32-bit signed integers
