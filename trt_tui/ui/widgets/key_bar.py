@@ -95,34 +95,32 @@ class KeyBar(Widget, can_focus=False):
         key_style = self.get_component_rich_style("key-bar--key", partial=True)
         text_style = self.get_component_rich_style("key-bar--description", partial=True)
         hover_style = self.get_component_rich_style("key-bar--hover", partial=True)
-        width = self.size.width
-        self._spans = []
 
-        def draw(key: _Key, start: int) -> Text:
-            label = Text.assemble((f" {key.display} ", key_style), (f"{key.description} ", text_style))
+        def label(key: _Key) -> Text:
+            text = Text.assemble((f" {key.display} ", key_style), (f"{key.description} ", text_style))
             if not key.enabled:
-                label.stylize(Style(dim=True))
+                text.stylize(Style(dim=True))
             if key is self._hover:
-                label.stylize(hover_style)
-            self._spans.append((start, start + label.cell_len, key))
-            return label
+                text.stylize(hover_style)
+            return text
 
-        palette = Text()
-        if self._palette is not None:
-            palette = Text("▏", style=Style(dim=True)) + draw(self._palette, 0)
-        room = max(0, width - palette.cell_len)
+        spans: list[tuple[int, int, _Key]] = []
+        palette = label(self._palette) if self._palette is not None else None
+        room = max(0, self.size.width - (1 + palette.cell_len if palette is not None else 0))
         line = Text(no_wrap=True, overflow="crop", end="")
         for key in self._keys:
-            if line.cell_len >= room:
-                break
-            line.append_text(draw(key, line.cell_len))
+            text = label(key)
+            start, end = line.cell_len, line.cell_len + text.cell_len
+            line.append_text(text)
+            if end > room:
+                break  # shown cut off, if at all: not a place to click
+            spans.append((start, end, key))
         line.truncate(room)
-        self._spans = [span for span in self._spans if span[2] is self._palette or span[1] <= room]
-        if self._palette is not None:
+        if palette is not None:
             line.pad_right(room - line.cell_len)
-            start = line.cell_len + 1  # after the divider
-            self._spans = [(s + start, e + start, k) if k is self._palette else (s, e, k) for s, e, k in self._spans]
-            line.append_text(palette)
+            spans.append((room + 1, room + 1 + palette.cell_len, self._palette))  # after the divider
+            line.append_text(Text("▏", style=Style(dim=True)) + palette)  # dim under the palette's own styles
+        self._spans = spans
         return line
 
     def _key_at(self, x: int) -> _Key | None:
