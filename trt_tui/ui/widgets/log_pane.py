@@ -6,6 +6,7 @@ selected build's lines, so a verbose build cannot grow memory or slow rendering 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from rich.text import Text
@@ -79,7 +80,16 @@ class LogPane(RichLog):
         self.min_severity = Severity.INFO
         self.shown: list[Log] = []
 
-    def _write_all(self, events: Iterable[Log]) -> None:
+    @contextlib.contextmanager
+    def _one_change(self):
+        """Within it the scrollbars do not follow the virtual size (`watch_virtual_size`)."""
+        self._batching = True
+        try:
+            yield
+        finally:
+            self._batching = False
+
+    def _write_all(self, events: list[Log]) -> None:
         """Write lines as one change: RichLog's `write` updates the scrollbars and asks to scroll to
         the end for every line (half of the UI thread's time on a log line, a deferred scroll each);
         here that happens once for the lot, with the same result. Before the pane's size is known,
@@ -88,34 +98,27 @@ class LogPane(RichLog):
             for event in events:
                 self.write(log_line(event))
             return
-        written = False
-        self._batching = True
-        try:
+        if not events:
+            return
+        with self._one_change():
             for event in events:
                 self.write(log_line(event), scroll_end=False)
-                written = True
-        finally:
-            self._batching = False
-        if written:
-            bars = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
-            self._scroll_update(self.virtual_size)
-            if self.auto_scroll:
-                # At once, so the new lines are drawn scrolled into view in the frame that brings them:
-                # RichLog scrolls after the next refresh, which drew the pane twice for each batch
-                # (the lines out of view, then scrolled). The pane's size does not follow its lines,
-                # so the end is known now; where a scrollbar came or went, once more after the layout.
-                self.scroll_end(animate=False, immediate=True, x_axis=False)
-                if bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
-                    self.scroll_end(animate=False, immediate=False, x_axis=False)
+        bars = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
+        self._scroll_update(self.virtual_size)
+        if self.auto_scroll:
+            # At once, so the new lines are drawn scrolled into view in the frame that brings them:
+            # RichLog scrolls after the next refresh, which drew the pane twice for each batch
+            # (the lines out of view, then scrolled). The pane's size does not follow its lines,
+            # so the end is known now; where a scrollbar came or went, once more after the layout.
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            if bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+                self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def show(self, lines: Iterable[Log]) -> None:
         """Replace the content with the lines that pass the filter (the newest `max_lines`)."""
         self.shown = [e for e in lines if e.severity <= self.min_severity][-(self.max_lines or 2000):]
-        self._batching = True  # the scrollbars follow what is shown, not the empty log in between
-        try:
+        with self._one_change():  # the scrollbars follow what is shown, not the empty log in between
             self.clear()
-        finally:
-            self._batching = False
         self._write_all(self.shown)
         if not self.shown:
             self._scroll_update(self.virtual_size)
