@@ -1,12 +1,14 @@
 """What a build fingerprint costs: `python bench/fingerprint.py [--reps N]`.
 
-For each sample model, the engine cache's decision before a build (`EngineCache.decide`: content hash
-plus a digest per initializer and node, read with trt-tui's own protobuf reader), measured
+For each sample model, its fingerprint (`EngineCache.fingerprint`: content hash plus a digest per
+initializer and node, read with trt-tui's own protobuf reader), which the cache's decision waits for
+where an engine with its record exists, measured
 - cold: a new ContentHasher and an empty digest memo (the first build of a model in a process, or one
   after the file changed), and
 - warm: both memos hit (the model unchanged since the last look: a `watch` or the app's `r`),
-as medians over N repetitions; plus the size of the sidecar and of the history row's fingerprint.
-Prints one JSON object.
+as medians over N repetitions; `decide_no_engine_s`: the decision where there is no engine yet (or
+with --force), which hashes nothing (the fingerprint is taken beside the build); plus the size of the
+history row's fingerprint. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -35,23 +37,27 @@ def main() -> None:
     results = {}
     for model in write_samples(directory):
         spec = BuildSpec(model, model.with_suffix(".engine"))
-        cold, warm = [], []
+        cold, warm, deferred = [], [], []
         for _ in range(args.reps):
             fingerprint._digest_memo.clear()
             cache = EngineCache(ContentHasher())
             t = time.perf_counter()
             decision = cache.decide(spec)
+            deferred.append(time.perf_counter() - t)
+            assert decision.deferred
+            t = time.perf_counter()
+            fp = cache.fingerprint(spec)
             cold.append(time.perf_counter() - t)
             t = time.perf_counter()
-            cache.decide(spec)
+            cache.fingerprint(spec)
             warm.append(time.perf_counter() - t)
-        fp = decision.fingerprint
         results[model.name] = {
             "model_bytes": model.stat().st_size,
             "initializers": len(fp.model["initializers"]),
             "nodes": len(fp.model["nodes"]),
             "cold_s": statistics.median(cold),
             "warm_s": statistics.median(warm),
+            "decide_no_engine_s": statistics.median(deferred),
             "fingerprint_json_bytes": len(json.dumps(fp.as_dict())),
         }
     print(json.dumps(results, indent=1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,15 @@ import pytest
 from onnx import helper, numpy_helper
 
 from trt_tui.cli import main
-from trt_tui.core.cache import sidecar_path
+from trt_tui.core.build import BuildSpec
+from trt_tui.core.cache import ContentHasher, EngineCache, sidecar_path
+from trt_tui.core.events import State, StateChanged
+from trt_tui.core.executors import ThreadExecutor
 from trt_tui.core.fingerprint import Fingerprint, diff, model_changes, rebuild_reason
 from trt_tui.core.history import History
 from trt_tui.core.modelinfo import read_model_digests
 from trt_tui.core.samples import write_samples
+from trt_tui.core.scheduler import BuildJob, Scheduler
 
 OLD_DB = Path(__file__).parent / "data" / "history-main-11cf61b.sqlite3"
 
@@ -274,3 +279,62 @@ async def test_app_key_shows_the_diff_against_the_previous_build(mnist, tmp_path
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DiffPanel)
+
+
+class GatedHasher(ContentHasher):
+    """Hashes `model` only once `gate` is set: stands in for a model large enough that hashing it
+    takes longer than the build's first phases."""
+
+    def __init__(self, model: Path) -> None:
+        super().__init__()
+        self.model, self.gate = model.resolve(), threading.Event()
+
+    def file_hash(self, path: Path) -> str:
+        if path.resolve() == self.model:
+            assert self.gate.wait(60), "never let through"
+        return super().file_hash(path)
+
+
+def build_gated(model: Path, output: Path, force: bool, on_building) -> BuildJob:
+    """One real build through a Scheduler whose hasher waits for the build to reach BUILDING; there
+    `on_building()` runs, then the hashing goes on."""
+    hasher = GatedHasher(model)
+    scheduler = Scheduler(executor=ThreadExecutor(vitals=None), cache=EngineCache(hasher))
+
+    def watch(job, events) -> None:
+        if any(type(e) is StateChanged and e.state is State.BUILDING for e in events):
+            on_building()
+            hasher.gate.set()
+
+    scheduler.subscribe(watch)
+    try:
+        job = scheduler.submit(BuildSpec(model, output, force=force))
+        assert scheduler.wait(60) and hasher.gate.is_set(), "the build waited for its model to be hashed"
+    finally:
+        hasher.gate.set()
+        scheduler.shutdown()
+    return job
+
+
+@pytest.mark.parametrize("force", [False, True], ids=["no engine yet", "--force"])
+def test_a_build_that_happens_anyway_does_not_wait_for_its_model_to_be_hashed(mnist, tmp_path, force):
+    engine = tmp_path / "mnist.engine"
+    job = build_gated(mnist, engine, force, lambda: None)
+    assert job.state is State.SUCCEEDED, job.outcome
+    # hashed beside the build, the fingerprint still reaches the engine's record and the history
+    assert job.fingerprint is not None and job.fingerprint.model["hash"]
+    assert json.loads(sidecar_path(engine).read_text())["key"] == job.fingerprint.key()
+    assert EngineCache().decide(BuildSpec(mnist, engine)).reason == "up to date"
+
+
+def test_a_model_edited_while_it_builds_is_built_again_next_time(mnist, tmp_path, capsys):
+    """The build has read the old model; the hashing reads the edited one. Recording that hash would
+    call the old engine current; instead it gets no key, and the next build says why."""
+    engine = tmp_path / "mnist.engine"
+    job = build_gated(mnist, engine, False, lambda: edit_mnist(mnist))
+    assert job.state is State.SUCCEEDED, job.outcome
+    assert job.fingerprint is None
+    assert json.loads(sidecar_path(engine).read_text())["key"] is None
+    again = build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
+    assert again["state"] == "parsing" and again["reason"] == "model changed while its engine was built"
+    assert build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))["reason"] == "up to date"

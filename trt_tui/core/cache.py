@@ -7,8 +7,12 @@ whose recorded key equals the key it would build with, and whose engine file sti
 recorded (size and SHA-256, see `sidecar`), is answered SKIPPED without touching TensorRT; any other
 says why it builds.
 
-Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode) memo avoids
-re-reading unchanged files on every check.
+Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode, ctime) memo
+avoids re-reading unchanged files on every check.
+
+Where the build happens whatever the files hold (`--force`, no engine yet, no record of it), nothing
+waits for the hashing: the fingerprint is taken beside the build (`Fingerprinting`), which for a
+100 MB model is ~0.4 s of reading and hashing that no longer comes before the build's first phase.
 """
 
 from __future__ import annotations
@@ -23,11 +27,23 @@ from . import sidecar
 from .atomic import remove_quietly
 from .build import BuildSpec, Outcome
 from .events import State
-from .fingerprint import Fingerprint, fingerprint_of, model_part, read_digests, rebuild_reason
+from .fingerprint import (
+    Fingerprint,
+    Stamp,
+    certain_reason,
+    fingerprint_of,
+    model_part,
+    read_digests,
+    rebuild_reason,
+    stamp,
+    stamp_of,
+)
 from .modelinfo import ModelInfoError, read_model_info
 from .sidecar import CHUNK, sidecar_path
 
-__all__ = ["ContentHasher", "Decision", "EngineCache", "model_files", "sidecar_path"]
+__all__ = ["ContentHasher", "Decision", "EngineCache", "Fingerprinting", "model_files", "sidecar_path"]
+
+
 
 
 def model_files(model: Path) -> list[Path]:
@@ -41,16 +57,15 @@ def model_files(model: Path) -> list[Path]:
 
 class ContentHasher:
     def __init__(self) -> None:
-        self._memo: dict[str, tuple[tuple[int, int, int], str]] = {}
+        self._memo: dict[str, tuple[Stamp, str]] = {}
         self._lock = threading.Lock()
 
     def file_hash(self, path: Path) -> str:
-        st = path.stat()
-        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        now = stamp(path.stat())
         key = os.path.abspath(path)
         with self._lock:
             memo = self._memo.get(key)
-        if memo is not None and memo[0] == stamp:
+        if memo is not None and memo[0] == now:
             return memo[1]
         digest = hashlib.sha256()
         with open(path, "rb") as f:
@@ -58,8 +73,14 @@ class ContentHasher:
                 digest.update(chunk)
         value = digest.hexdigest()
         with self._lock:
-            self._memo[key] = (stamp, value)
+            self._memo[key] = (now, value)
         return value
+
+    def seen(self, path: Path) -> Stamp | None:
+        """The stamp `path` had when it was last hashed (taken before its bytes were read)."""
+        with self._lock:
+            memo = self._memo.get(os.path.abspath(path))
+        return memo[0] if memo is not None else None
 
     def model_hash(self, model: Path, external: list[Path] | None = None) -> str:
         """One hash over the model and its external data (`external`, else read from the model), each
@@ -82,6 +103,9 @@ class Decision:
     skip: Outcome | None
     reason: str
     fingerprint: Fingerprint | None
+    # The build happens whatever the files hold, so the fingerprint was not taken: take it beside
+    # the build with `EngineCache.beside`.
+    deferred: bool = False
 
 
 UP_TO_DATE = "engine is up to date"
@@ -92,31 +116,42 @@ class EngineCache:
         self.hasher = hasher or ContentHasher()
 
     def fingerprint(self, spec: BuildSpec) -> Fingerprint:
-        """Hashed before the build reads the model, so an edit during the build makes the engine stale.
-        The backend's name and version come without importing TensorRT (`find_backend`): with the
-        process executor the build imports it in its own process, and this one need not."""
+        """Hashed before the build reads the model, so an edit during the build makes the engine stale
+        (taken beside the build, `Fingerprinting` checks the same). The backend's name and version
+        come without importing TensorRT (`find_backend`): with the process executor the build imports
+        it in its own process, and this one need not."""
+        return self._fingerprint(spec)[0]
+
+    def _fingerprint(self, spec: BuildSpec) -> tuple[Fingerprint, list[Path]]:
+        """The fingerprint and the files it hashed (the model, then its external data)."""
         from .backend import backend_version, find_backend
 
         backend = find_backend(spec.options.backend)
         digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
         external = list(digests.info.external_data) if digests is not None else []
         content_hash = self.hasher.model_hash(spec.model, external)
-        return fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend,
-                              backend_version(backend))
+        fingerprint = fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend,
+                                     backend_version(backend))
+        return fingerprint, [spec.model, *external]
 
     def decide(self, spec: BuildSpec) -> Decision:
-        """Skip or build, and why. Never raises: when in doubt, build."""
-        try:
-            fingerprint = self.fingerprint(spec)
-        except Exception as exc:
-            reason = "--force" if spec.force else f"cannot fingerprint the model ({type(exc).__name__})"
-            return Decision(None, reason, None)
+        """Skip or build, and why. Never raises: when in doubt, build. Where nothing the files hold can
+        make it a skip, nothing is hashed: the Decision is `deferred`."""
         recorded = sidecar.read(spec.output)
         try:
             engine_exists = spec.output.is_file() and not spec.output.is_symlink()
+        except OSError:
+            engine_exists = False
+        certain = certain_reason(force=spec.force, engine_exists=engine_exists, recorded=recorded)
+        if certain is not None:
+            return Decision(None, certain, None, deferred=True)
+        try:
+            fingerprint = self.fingerprint(spec)
+        except Exception as exc:
+            return Decision(None, f"cannot fingerprint the model ({type(exc).__name__})", None)
+        try:
             # Same size is not the same engine: another tool may have written one just as long.
-            engine_matches = (recorded is not None and engine_exists and sidecar.written_by_us(
-                spec.output, recorded, self.hasher.file_hash(spec.output)))
+            engine_matches = sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash(spec.output))
         except OSError:
             engine_exists = engine_matches = False
         old = None
@@ -133,6 +168,11 @@ class EngineCache:
                             reason, fingerprint)
         return Decision(None, reason, fingerprint)
 
+    def beside(self, spec: BuildSpec) -> Fingerprinting:
+        """The fingerprint of a build that happens anyway (a `deferred` Decision), taken on a thread
+        while it runs; call this before the build reads the model."""
+        return Fingerprinting(self, spec)
+
     def check(self, spec: BuildSpec) -> Outcome | None:
         """SKIPPED when the engine is current, else None (build it). Never raises."""
         return self.decide(spec).skip
@@ -148,3 +188,55 @@ class EngineCache:
                           fingerprint=fingerprint.as_dict())
         except OSError:
             remove_quietly(sidecar_path(spec.output))
+
+    def record_changed(self, spec: BuildSpec, outcome: Outcome) -> None:
+        """After a successful build whose model changed while it ran (`Fingerprinting.changed`): the
+        engine is ours, of bytes nobody hashed, so it gets no key, and the next check says why it
+        builds again. Never raises, as `record`."""
+        try:
+            digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
+            sidecar.write(spec.output, None, outcome.engine_bytes, digest, model_changed_while_built=True)
+        except OSError:
+            remove_quietly(sidecar_path(spec.output))
+
+
+class Fingerprinting:
+    """A build's fingerprint taken on a thread of its own while the build runs (hashlib lets go of the
+    GIL for each chunk, and with the process executor the build is in another process).
+
+    What it guarantees is what hashing first did: the fingerprint names the bytes the engine was built
+    from. Every file it hashed must keep the stamp it had before its bytes were read until the build
+    is over (`result`), and the model the one it had before the build started; otherwise the result
+    is None, the engine gets no key, and the next check builds it again."""
+
+    def __init__(self, cache: EngineCache, spec: BuildSpec) -> None:
+        self._cache, self._spec = cache, spec
+        self._before = stamp_of(spec.model)  # here, before the build can read the model
+        self._value: tuple[Fingerprint, list[Path], list[Stamp | None]] | None = None
+        self.changed = False  # a file it hashed changed before `result` (False until then)
+        self._thread = threading.Thread(target=self._run, name="trt-tui-fingerprint", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            fingerprint, files = self._cache._fingerprint(self._spec)
+        except Exception:
+            return  # unreadable: the build says why, and its engine gets no key
+        seen = [self._cache.hasher.seen(path) if path.exists() else None for path in files]
+        if seen[0] is None or seen[0] != self._before:
+            self.changed = True
+            return
+        self._value = (fingerprint, files, seen)
+
+    def result(self, wait: bool = True) -> Fingerprint | None:
+        """After the build: the fingerprint, or None where a file it hashed changed since (or, with
+        `wait` False, where it is not ready yet: a cancelled build need not wait for the hashing)."""
+        self._thread.join(None if wait else 0)
+        value = self._value
+        if self._thread.is_alive() or value is None:
+            return None  # not ready, unreadable (the build said why), or `changed`
+        fingerprint, files, seen = value
+        if [stamp_of(path) for path in files] != seen:
+            self.changed = True
+            return None
+        return fingerprint

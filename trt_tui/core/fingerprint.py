@@ -24,6 +24,7 @@ from .units import human_bytes, human_seconds
 
 __all__ = [
     "Fingerprint",
+    "certain_reason",
     "describe_model_change",
     "diff",
     "fingerprint_of",
@@ -126,29 +127,44 @@ def host_info() -> tuple[dict, dict | None]:
         return _host
 
 
+Stamp = tuple[int, int, int, int]
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    """(size, mtime, inode, ctime): what changes when a file's bytes do. The kernel sets ctime on
+    every write, and it cannot be set back as mtime can."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def stamp_of(path: Path) -> Stamp | None:
+    """The file's `stamp`, or None where it cannot be read."""
+    try:
+        return stamp(os.stat(path))
+    except OSError:
+        return None
+
+
 _digest_lock = threading.Lock()
-_digest_memo: dict[str, tuple[tuple[int, int, int], ModelDigests | None]] = {}
+_digest_memo: dict[str, tuple[Stamp, ModelDigests | None]] = {}
 
 
 def read_digests(model: Path) -> ModelDigests | None:
     """The model's digests (None where it cannot be read as ONNX: the build says why), re-read only
-    when the file's (size, mtime, inode) changed: they depend on the model file's bytes alone."""
+    when the file's `stamp` changed: they depend on the model file's bytes alone."""
     key = os.path.abspath(model)
-    try:
-        st = os.stat(model)
-    except OSError:
+    now = stamp_of(model)
+    if now is None:
         return None
-    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
     with _digest_lock:
         memo = _digest_memo.get(key)
-    if memo is not None and memo[0] == stamp:
+    if memo is not None and memo[0] == now:
         return memo[1]
     try:
         value = read_model_digests(model)
     except ModelInfoError:
         value = None
     with _digest_lock:
-        _digest_memo[key] = (stamp, value)
+        _digest_memo[key] = (now, value)
     return value
 
 
@@ -266,6 +282,18 @@ def describe_model_change(before: dict, after: dict) -> str:
     return "; ".join(model_changes(before, after)) or "model unchanged"
 
 
+def certain_reason(*, force: bool, engine_exists: bool, recorded: dict | None) -> str | None:
+    """Why a build happens whatever the model and the engine on disk hold (`--force`, no engine, no
+    record of it), or None where only their contents can say. Needs neither hashed."""
+    if force:
+        return "--force"
+    if recorded is None:
+        return "engine changed on disk (no build record beside it)" if engine_exists else "no engine yet"
+    if not engine_exists:
+        return "engine missing"
+    return None
+
+
 def rebuild_reason(*, force: bool, engine_exists: bool, recorded: dict | None, engine_matches: bool,
                    old: Fingerprint | None, old_key: dict | None, new: Fingerprint) -> str:
     """One line saying why a build that is not skipped happens.
@@ -273,15 +301,14 @@ def rebuild_reason(*, force: bool, engine_exists: bool, recorded: dict | None, e
     `recorded` is the engine's sidecar (None where there is none or it cannot be read), `engine_matches`
     whether the engine on disk is the one it records, `old` the fingerprint it records (older sidecars
     have only `old_key`). Returns "up to date" where nothing says to build."""
-    if force:
-        return "--force"
-    if recorded is None:
-        return "engine changed on disk (no build record beside it)" if engine_exists else "no engine yet"
-    if not engine_exists:
-        return "engine missing"
+    certain = certain_reason(force=force, engine_exists=engine_exists, recorded=recorded)
+    if certain is not None:
+        return certain
     if not engine_matches:
         return "engine changed on disk"
     if old is None and not old_key:
+        if recorded.get("model_changed_while_built"):
+            return "model changed while its engine was built"
         return "build record unreadable"
     key = old.key() if old is not None else old_key
     new_key = new.key()

@@ -159,10 +159,20 @@ class Scheduler:
                 job.fingerprint = decision.fingerprint
             if outcome is None:
                 job.reason = decision.reason if decision is not None else None
-                outcome = self.executor.run(job)
+                # A build that happens anyway does not wait for the model to be hashed
+                taking = self.cache.beside(job.spec) if decision is not None and decision.deferred else None
+                try:
+                    outcome = self.executor.run(job)
+                finally:
+                    if taking is not None:  # a cancelled build does not wait for the hashing to end
+                        cancelled = outcome is None or outcome.state is State.CANCELLED
+                        job.fingerprint = taking.result(wait=not cancelled)
                 fingerprint = job.fingerprint
-                if fingerprint is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
-                    self.cache.record(job.spec, fingerprint, outcome)
+                if outcome.state is State.SUCCEEDED and outcome.engine_bytes:
+                    if fingerprint is not None:
+                        self.cache.record(job.spec, fingerprint, outcome)
+                    elif taking is not None and taking.changed:
+                        self.cache.record_changed(job.spec, outcome)
             else:
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
                                       engine_bytes=outcome.engine_bytes, reason=decision.reason))
