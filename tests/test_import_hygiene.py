@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import pkgutil
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import trt_tui.core
 
@@ -143,3 +145,27 @@ def test_the_backend_version_comes_from_a_cuda_variant_wheel_without_importing_i
     (site / "tensorrt_rtx_cu13_bindings-9.9.9.dist-info" / "METADATA").unlink()
     out = subprocess.run([sys.executable, "-c", code, str(site)], env=cli_env, capture_output=True, text=True)
     assert "imported" in out.stderr
+
+
+def test_the_backend_version_follows_an_upgrade_in_a_running_process(tmp_path) -> None:
+    """The version is read from the listing of the site directory at each check: a long-running app
+    whose TensorRT-RTX is upgraded keys its next engines with the new one."""
+    from trt_tui.core.backend import _version_installed_in
+
+    site = tmp_path / "site"
+    site.mkdir()
+
+    def install(dist: str, version: str) -> Path:
+        info = site / f"{dist}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        return info
+
+    old = install("tensorrt_rtx", "1.6.0.1")
+    install("tensorrt_rtx_cu13_libs", "2.0.0.1")  # another distribution of the same family
+    assert _version_installed_in(site, "tensorrt-rtx") == "1.6.0.1"
+    shutil.rmtree(old)
+    install("tensorrt_rtx", "1.7.1.116")
+    install("tensorrt_rtx_cu13", "1.7.1.116")
+    assert _version_installed_in(site, "tensorrt-rtx") == "1.7.1.116"
+    assert _version_installed_in(site, "tensorrt") is None
