@@ -381,6 +381,8 @@ def prewarmed_executor(args, builds: int | None = None):
     prewarm = getattr(executor, "prewarm", None)
     if prewarm is not None:
         prewarm(builds)
+    if hasattr(executor, "release_on_close"):
+        executor.release_on_close = False  # this process exits once the builds are done
     return executor
 
 

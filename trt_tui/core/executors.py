@@ -8,12 +8,10 @@ instead of ending the program.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
 import time
-from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Protocol
 
 from . import malloc
@@ -26,6 +24,8 @@ from .pool import MAX_SPARES, RESERVE_CAP, WarmPool
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
     from .job import BuildJob
 
 
@@ -46,6 +46,9 @@ class ThreadExecutor:
     name = "thread"
 
     IDLE_RELEASE = 10.0  # seconds without a build before the heap the builds kept goes back
+    # `close` gives the heap back too (malloc_trim, ~25 ms after a build): for a program that goes on
+    # running. One that closes its executor to exit (`trt-tui build`) sets this False.
+    release_on_close = True
 
     def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         """`vitals`: how to sample the build (here: this whole process); None turns it off."""
@@ -105,7 +108,7 @@ class ThreadExecutor:
         if timer is not None:
             timer.cancel()
             timer.join(1.0)
-            if self._running == 0:
+            if self._running == 0 and self.release_on_close:
                 malloc.release()
 
 
@@ -118,7 +121,7 @@ class _Child:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.process: multiprocessing.process.BaseProcess | None = None  # set while it can be signalled
+        self.process: BaseProcess | None = None  # set while it can be signalled
         self.forced: str | None = None  # why it was (or is to be, once started) stopped
 
     def stop(self, why: str) -> bool:
@@ -152,6 +155,8 @@ class ProcessExecutor:
         as many as builds may start together."""
         self.cancel_grace = cancel_grace
         self.vitals = vitals  # how this process samples each child; None: not at all
+        import multiprocessing  # here: a thread executor's `trt-tui build` need not import it (~12 ms)
+
         self._context = multiprocessing.get_context("spawn")
         self._pool = WarmPool(self._context, warm, RESERVE_CAP if spare_memory is None else spare_memory,
                               min(spares, MAX_SPARES))
@@ -295,6 +300,8 @@ class _Follower(Follower):
 
     def follow(self, events, control, process, running: _Child) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None)."""
+        from multiprocessing.connection import wait
+
         token = self.job.token
         cancel_sent = False
         while True:
@@ -369,6 +376,8 @@ def _reap(process) -> int | None:
     next spare, another build's worker) polls all live children, and a poll racing ours reaps the
     child first, so ours sees no child and answers "still running" for a process that is gone, and
     `close` would raise. The sentinel says whether it is gone; the racing poll records its code."""
+    from multiprocessing.connection import wait
+
     process.join(5.0)
     if process.exitcode is None and not wait([process.sentinel], 0):
         process.kill()
