@@ -15,6 +15,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from trt_tui.cli import main
+from trt_tui.core import sidecar
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.cache import ContentHasher, EngineCache, sidecar_path
 from trt_tui.core.events import State, StateChanged
@@ -338,3 +339,58 @@ def test_a_model_edited_while_it_builds_is_built_again_next_time(mnist, tmp_path
     again = build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
     assert again["state"] == "parsing" and again["reason"] == "model changed while its engine was built"
     assert build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))["reason"] == "up to date"
+
+
+class CountingHasher(ContentHasher):
+    """A hasher with no memo of its own (a new process's) that keeps the paths it read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[Path] = []
+
+    def hash_and_stamp(self, path: Path):
+        self.read.append(Path(path))
+        return super().hash_and_stamp(path)
+
+
+def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, tmp_path, capsys, monkeypatch):
+    """The engine's record keeps each file's stamp from when it was hashed: checking an engine that is
+    up to date reads neither the model nor the engine (for ResNet-50, 200 MB a check), while any
+    change to either, even one that keeps its size and mtime, has it read again."""
+    import os
+
+    from trt_tui.core import cache as cache_module
+    from trt_tui.core import fingerprint as fingerprint_module
+
+    engine = tmp_path / "mnist.engine"
+    history = tmp_path / "history.sqlite3"
+    assert build(capsys, mnist, history, "-o", str(engine))["reason"] == "no engine yet"
+    spec = BuildSpec(mnist, engine)
+    digests_read = []
+    monkeypatch.setattr(cache_module, "read_digests", lambda model: (
+        digests_read.append(model), fingerprint_module.read_digests(model))[1])
+
+    def check() -> tuple[str, list[Path]]:
+        hasher = CountingHasher()
+        fingerprint_module._digest_memo.clear()
+        digests_read.clear()
+        reason = EngineCache(hasher).decide(spec).reason
+        return reason, sorted({*hasher.read, *digests_read})
+
+    assert check() == ("up to date", [])
+    hasher = CountingHasher()  # the engine's own check before a build over it
+    assert sidecar.written_by_us(engine, sha256=hasher.file_hash) and hasher.read == []
+
+    os.utime(mnist)  # touched, the same bytes: read again, and still up to date
+    assert check() == ("up to date", [mnist])
+    assert check() == ("up to date", [mnist]), "the record's stamps are the engine's build's, not the last check's"
+
+    # Other bytes of the same size, the mtime put back: the ctime still tells, and it is hashed.
+    st = engine.stat()
+    data = bytearray(engine.read_bytes())
+    data[-1] ^= 0xFF
+    engine.write_bytes(bytes(data))
+    os.utime(engine, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert engine.stat().st_size == st.st_size and engine.stat().st_mtime_ns == st.st_mtime_ns
+    reason, read = check()
+    assert reason == "engine changed on disk" and engine in read

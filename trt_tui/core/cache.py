@@ -7,8 +7,10 @@ whose recorded key equals the key it would build with, and whose engine file sti
 recorded (size and SHA-256, see `sidecar`), is answered SKIPPED without touching TensorRT; any other
 says why it builds.
 
-Hashes are of content, so touching a file rebuilds nothing; a (size, mtime, inode, ctime) memo
-avoids re-reading unchanged files on every check.
+Hashes are of content, so touching a file rebuilds nothing; each file's `stamp` (size, mtime, inode,
+ctime) when it was hashed avoids reading it again while it is unchanged: in this process (a memo),
+and in the next one too, since the engine's record keeps the stamps (`sidecar`). A check of an
+engine that is up to date reads neither the model nor the engine.
 
 Where the build happens whatever the files hold (`--force`, no engine yet, no record of it), nothing
 waits for the hashing: the fingerprint is taken beside the build (`Fingerprinting`), which for a
@@ -20,30 +22,20 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import sidecar
 from .atomic import remove_quietly
 from .build import BuildSpec, Outcome
 from .events import State
-from .fingerprint import (
-    Fingerprint,
-    Stamp,
-    certain_reason,
-    fingerprint_of,
-    model_part,
-    read_digests,
-    rebuild_reason,
-    stamp,
-    stamp_of,
-)
+from .fingerprint import Fingerprint, certain_reason, fingerprint_of, model_part, read_digests, rebuild_reason
 from .modelinfo import ModelInfoError, read_model_info
-from .sidecar import CHUNK, sidecar_path
+from .sidecar import CHUNK, Stamp, as_stamp, sidecar_path, stamp, stamp_of
 
 __all__ = ["ContentHasher", "Decision", "EngineCache", "Fingerprinting", "model_files", "sidecar_path"]
 
-
+MODEL = "<model>"  # the model's own name among its files; its data files go by their path beside it
 
 
 def model_files(model: Path) -> list[Path]:
@@ -61,12 +53,16 @@ class ContentHasher:
         self._lock = threading.Lock()
 
     def file_hash(self, path: Path) -> str:
+        return self.hash_and_stamp(path)[0]
+
+    def hash_and_stamp(self, path: Path) -> tuple[str, Stamp]:
+        """The file's SHA-256 and the stamp it had before its bytes were read for it."""
         now = stamp(path.stat())
         key = os.path.abspath(path)
         with self._lock:
             memo = self._memo.get(key)
         if memo is not None and memo[0] == now:
-            return memo[1]
+            return memo[1], now
         digest = hashlib.sha256()
         with open(path, "rb") as f:
             while chunk := f.read(CHUNK):
@@ -74,24 +70,50 @@ class ContentHasher:
         value = digest.hexdigest()
         with self._lock:
             self._memo[key] = (now, value)
-        return value
+        return value, now
 
-    def seen(self, path: Path) -> Stamp | None:
-        """The stamp `path` had when it was last hashed (taken before its bytes were read)."""
-        with self._lock:
-            memo = self._memo.get(os.path.abspath(path))
-        return memo[0] if memo is not None else None
-
-    def model_hash(self, model: Path, external: list[Path] | None = None) -> str:
+    def model_hash(self, model: Path, external: list[Path] | None = None, stamps: list | None = None) -> str:
         """One hash over the model and its external data (`external`, else read from the model), each
-        named by its path relative to the model."""
+        named by its path relative to the model. `stamps` gets [name, stamp] of each file as it was
+        hashed (None where it is missing)."""
         digest = hashlib.sha256()
         files = model_files(model) if external is None else [model, *external]
         for path in files:
-            name = os.path.relpath(path, model.parent) if path != model else "<model>"
+            name = os.path.relpath(path, model.parent) if path != model else MODEL
             digest.update(name.encode() + b"\0")
-            digest.update(self.file_hash(path).encode() if path.exists() else b"missing")
+            if path.exists():
+                value, now = self.hash_and_stamp(path)
+                digest.update(value.encode())
+            else:
+                digest.update(b"missing")
+                now = None
+            if stamps is not None:
+                stamps.append([name, list(now) if now is not None else None])
         return digest.hexdigest()
+
+
+def unchanged_model(model: Path, recorded: dict | None) -> tuple[dict, list, list[Path]] | None:
+    """The model part of the fingerprint an engine's record holds, its stamps and its files, where
+    every one of those files still has the stamp it had when it was hashed (a file missing then is
+    missing still); else None, and the model is read again."""
+    if not recorded or not isinstance(recorded.get("stamps"), dict):
+        return None
+    part = (recorded.get("fingerprint") or {}).get("model") if isinstance(recorded.get("fingerprint"), dict) else None
+    stamps = recorded["stamps"].get("model")
+    if not isinstance(part, dict) or not part.get("hash") or not isinstance(stamps, list) or not stamps:
+        return None
+    files = []
+    for entry in stamps:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            return None
+        name, then = entry
+        path = model if name == MODEL else model.parent / name
+        if (None if then is None else as_stamp(then) or "unreadable") != stamp_of(path):
+            return None
+        files.append(path)
+    if files[0] != model:
+        return None
+    return part, stamps, files
 
 
 @dataclass(frozen=True)
@@ -122,17 +144,26 @@ class EngineCache:
         it in its own process, and this one need not."""
         return self._fingerprint(spec)[0]
 
-    def _fingerprint(self, spec: BuildSpec) -> tuple[Fingerprint, list[Path]]:
-        """The fingerprint and the files it hashed (the model, then its external data)."""
+    def _fingerprint(self, spec: BuildSpec, recorded: dict | None = None) -> tuple[Fingerprint, list[Path]]:
+        """The fingerprint and the files it hashed (the model, then its external data). The model
+        part comes from `recorded` (the engine's record) where none of its files changed since."""
         from .backend import backend_version, find_backend
 
         backend = find_backend(spec.options.backend)
-        digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
-        external = list(digests.info.external_data) if digests is not None else []
-        content_hash = self.hasher.model_hash(spec.model, external)
-        fingerprint = fingerprint_of(model_part(digests, content_hash), spec.options.describe(), backend,
-                                     backend_version(backend))
-        return fingerprint, [spec.model, *external]
+        known = unchanged_model(spec.model, recorded)
+        if known is not None:
+            part, stamps, files = known
+        else:
+            before = stamp_of(spec.model)
+            digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
+            external = list(digests.info.external_data) if digests is not None else []
+            stamps = []
+            part = model_part(digests, self.hasher.model_hash(spec.model, external, stamps))
+            files = [spec.model, *external]
+            if as_stamp(stamps[0][1]) != before:
+                stamps = None  # changed between the digests and the hash: nothing to vouch for
+        fingerprint = fingerprint_of(part, spec.options.describe(), backend, backend_version(backend))
+        return replace(fingerprint, stamps=stamps), files
 
     def decide(self, spec: BuildSpec) -> Decision:
         """Skip or build, and why. Never raises: when in doubt, build. Where nothing the files hold can
@@ -146,14 +177,12 @@ class EngineCache:
         if certain is not None:
             return Decision(None, certain, None, deferred=True)
         try:
-            fingerprint = self.fingerprint(spec)
+            fingerprint = self._fingerprint(spec, recorded)[0]
         except Exception as exc:
             return Decision(None, f"cannot fingerprint the model ({type(exc).__name__})", None)
-        try:
-            # Same size is not the same engine: another tool may have written one just as long.
-            engine_matches = sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash(spec.output))
-        except OSError:
-            engine_exists = engine_matches = False
+        # Same size is not the same engine: another tool may have written one just as long. The stamp
+        # it had when written says so without reading it; else its hash.
+        engine_matches = sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash)
         old = None
         if recorded is not None and isinstance(recorded.get("fingerprint"), dict):
             old = Fingerprint.from_dict(recorded["fingerprint"])
@@ -185,7 +214,7 @@ class EngineCache:
         try:
             digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
             sidecar.write(spec.output, fingerprint.key(), outcome.engine_bytes, digest,
-                          fingerprint=fingerprint.as_dict())
+                          model_stamps=fingerprint.stamps, fingerprint=fingerprint.as_dict())
         except OSError:
             remove_quietly(sidecar_path(spec.output))
 
@@ -218,12 +247,12 @@ class Fingerprinting:
         self._thread.start()
 
     def _run(self) -> None:
-        try:
-            fingerprint, files = self._cache._fingerprint(self._spec)
+        try:  # an engine with a record of its own (--force) may vouch for an unchanged model
+            fingerprint, files = self._cache._fingerprint(self._spec, sidecar.read(self._spec.output))
         except Exception:
             return  # unreadable: the build says why, and its engine gets no key
-        seen = [self._cache.hasher.seen(path) if path.exists() else None for path in files]
-        if seen[0] is None or seen[0] != self._before:
+        seen = [as_stamp(then) if then is not None else None for _, then in fingerprint.stamps or []]
+        if not seen or seen[0] is None or seen[0] != self._before:
             self.changed = True
             return
         self._value = (fingerprint, files, seen)

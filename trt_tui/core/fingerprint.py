@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .modelinfo import ModelDigests, ModelInfoError, read_model_digests
+from .sidecar import Stamp, stamp_of
 from .units import human_bytes, human_seconds
 
 __all__ = [
@@ -44,6 +45,9 @@ class Fingerprint:
     trt_tui: str
     host: dict  # cpu, cores
     gpu: dict | None  # name, compute_capability, driver; None without an NVIDIA GPU
+    # [[name, stamp], ...]: the model's files as they were when hashed (`sidecar`), where known; for
+    # the engine's record, not part of what it was built from
+    stamps: list | None = field(default=None, compare=False)
 
     def key(self) -> dict:
         """What decides whether an engine is current; the same shape the sidecars always had."""
@@ -125,23 +129,6 @@ def host_info() -> tuple[dict, dict | None]:
         if _host is None:
             _host = ({"cpu": _cpu_model(), "cores": os.cpu_count() or 0}, _gpu_info())
         return _host
-
-
-Stamp = tuple[int, int, int, int]
-
-
-def stamp(st: os.stat_result) -> Stamp:
-    """(size, mtime, inode, ctime): what changes when a file's bytes do. The kernel sets ctime on
-    every write, and it cannot be set back as mtime can."""
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-
-
-def stamp_of(path: Path) -> Stamp | None:
-    """The file's `stamp`, or None where it cannot be read."""
-    try:
-        return stamp(os.stat(path))
-    except OSError:
-        return None
 
 
 _digest_lock = threading.Lock()
