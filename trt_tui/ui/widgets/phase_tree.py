@@ -83,9 +83,22 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._columns = Columns()
 
     def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
-        """Never a layout of the screen: the tree's size comes from the CSS (3fr), not from its rows;
-        the scrollbars follow the virtual size on their own."""
+        """Never a layout of the screen for new rows: the tree's size comes from the CSS (3fr), not
+        from its rows; `_rows_changed` updates the scrollbars itself."""
         return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
+
+    def _rows_changed(self, width: int) -> None:
+        """The rows' count changed: the virtual size and the scrollbars follow. A ScrollView's
+        scrollbars are updated when a layout finds its virtual size changed, and this one's never
+        does (it is set here, and there is no layout for new rows): without this, rows that
+        outgrew the tree showed a scrollbar only after some other widget's size changed, so
+        whether it showed depended on how the build's events happened to be batched. Where a
+        scrollbar comes or goes, the compositor has to place it: the one layout this asks for."""
+        self.virtual_size = Size(width, len(self._rows) + 1)
+        bars = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
+        self._scroll_update(self.virtual_size)
+        if bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+            super().refresh(layout=True)
 
     # -- what the app calls --------------------------------------------------------------------------
 
@@ -198,7 +211,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._line_of = {row.pid: line for line, row in enumerate(rows, 1)}
         if self._cursor is not None and self._cursor not in self._line_of:
             self._cursor = None
-        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        self._rows_changed(self.size.width)
         self.refresh()
 
     def _label(self, pid: int) -> Text:
@@ -227,7 +240,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
 
     def on_resize(self, event: Resize) -> None:
         self._strips.clear()
-        self.virtual_size = Size(event.size.width, len(self._rows) + 1)
+        self._rows_changed(event.size.width)
         if not self._fit():
             self.relabel()
 
