@@ -381,9 +381,13 @@ def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, t
     hasher = CountingHasher()  # the engine's own check before a build over it
     assert sidecar.written_by_us(engine, sha256=hasher.file_hash) and hasher.read == []
 
-    os.utime(mnist)  # touched, the same bytes: read again, and still up to date
+    os.utime(mnist)  # touched, the same bytes: read again, once, and still up to date
     assert check() == ("up to date", [mnist])
-    assert check() == ("up to date", [mnist]), "the record's stamps are the engine's build's, not the last check's"
+    assert check() == ("up to date", []), "a touched model is hashed once, not at every check until a build"
+    os.utime(engine)  # the engine too (copied back, restored by a checkout): hashed once
+    assert check() == ("up to date", [engine])
+    assert check() == ("up to date", [])
+    assert build(capsys, mnist, history, "-o", str(engine))["state"] == "skipped"
 
     # Other bytes of the same size, the mtime put back: the ctime still tells, and it is hashed.
     st = engine.stat()
@@ -394,3 +398,27 @@ def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, t
     assert engine.stat().st_size == st.st_size and engine.stat().st_mtime_ns == st.st_mtime_ns
     reason, read = check()
     assert reason == "engine changed on disk" and engine in read
+
+
+def test_new_stamps_never_overwrite_a_record_written_since_it_was_read(mnist, tmp_path, capsys):
+    """A check that found a touched file unchanged writes its new stamp into the engine's record, but
+    not over a record a build wrote in the meantime (that would give the new engine the old one's
+    hash, and the next build would refuse to replace "another tool's" file); nor does it vouch for an
+    engine whose stamp changed again after it was hashed."""
+    import os
+
+    engine = tmp_path / "mnist.engine"
+    build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
+    read_then = sidecar.read(engine)
+    os.utime(engine)
+    hashed = sidecar.stamp_of(engine)
+    written_since = {**read_then, "engine_sha256": "0" * 64}
+    sidecar.sidecar_path(engine).write_text(json.dumps(written_since))
+    assert not sidecar.restamp(engine, read_then, hashed, None)
+    assert sidecar.read(engine) == written_since
+
+    sidecar.sidecar_path(engine).write_text(json.dumps(read_then))
+    os.utime(engine, ns=(1, 1))  # changed after it was hashed
+    assert sidecar.restamp(engine, read_then, hashed, None)
+    assert sidecar.read(engine)["stamps"]["engine"] is None  # so the next check hashes it
+    assert sidecar.written_by_us(engine)  # the bytes are still the ones recorded

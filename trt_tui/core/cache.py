@@ -10,7 +10,8 @@ says why it builds.
 Hashes are of content, so touching a file rebuilds nothing; each file's `stamp` (size, mtime, inode,
 ctime) when it was hashed avoids reading it again while it is unchanged: in this process (a memo),
 and in the next one too, since the engine's record keeps the stamps (`sidecar`). A check of an
-engine that is up to date reads neither the model nor the engine.
+engine that is up to date reads neither the model nor the engine; one that had to read a touched
+file and found its bytes unchanged records its new stamp (`sidecar.restamp`).
 
 Where the build happens whatever the files hold (`--force`, no engine yet, no record of it), nothing
 waits for the hashing: the fingerprint is taken beside the build (`Fingerprinting`), which for a
@@ -182,7 +183,14 @@ class EngineCache:
             return Decision(None, f"cannot fingerprint the model ({type(exc).__name__})", None)
         # Same size is not the same engine: another tool may have written one just as long. The stamp
         # it had when written says so without reading it; else its hash.
-        engine_matches = sidecar.written_by_us(spec.output, recorded, self.hasher.file_hash)
+        hashed: list[Stamp] = []  # the engine's stamp, where it had to be read
+
+        def engine_hash(path: Path) -> str:
+            value, then = self.hasher.hash_and_stamp(path)
+            hashed.append(then)
+            return value
+
+        engine_matches = sidecar.written_by_us(spec.output, recorded, engine_hash)
         old = None
         if recorded is not None and isinstance(recorded.get("fingerprint"), dict):
             old = Fingerprint.from_dict(recorded["fingerprint"])
@@ -193,6 +201,9 @@ class EngineCache:
         except Exception:
             reason = "build record unreadable"
         if reason == "up to date":
+            model_stamps = recorded.get("stamps", {}).get("model") if isinstance(recorded.get("stamps"), dict) else None
+            sidecar.restamp(spec.output, recorded, hashed[0] if hashed else None,
+                            fingerprint.stamps if fingerprint.stamps not in (None, model_stamps) else None)
             return Decision(Outcome(State.SKIPPED, detail=UP_TO_DATE, engine_bytes=recorded["engine_bytes"]),
                             reason, fingerprint)
         return Decision(None, reason, fingerprint)

@@ -83,6 +83,30 @@ def write(engine: Path, key: dict | None, engine_bytes: int, engine_sha256: str,
         indent=1))
 
 
+def restamp(engine: Path, record: dict, engine_stamp: Stamp | None, model_stamps: list | None) -> bool:
+    """Rewrite `record` (the sidecar as read) with new stamps for files found to hold the bytes it
+    records after all (touched, copied back, restored by a checkout): `engine_stamp` is the stamp the
+    engine had when it was hashed, and counts only if the engine still has it; `model_stamps` replace
+    the model's where given. Without this a touched model would be read and hashed at every check
+    until the next build. Nothing is written where the sidecar changed since it was read (a build
+    wrote its own) or nothing would change; never raises: the old record is still right, only slower
+    to check. True where it was rewritten."""
+    stamps = dict(record.get("stamps")) if isinstance(record.get("stamps"), dict) else {}
+    if engine_stamp is not None:
+        stamps["engine"] = list(engine_stamp) if stamp_of(engine) == engine_stamp else None
+    if model_stamps is not None:
+        stamps["model"] = model_stamps
+    if stamps == record.get("stamps"):
+        return False
+    try:
+        if read(engine) != record:
+            return False
+        atomic.write_text(sidecar_path(engine), json.dumps({**record, "stamps": stamps}, indent=1))
+    except OSError:
+        return False
+    return True
+
+
 def written_by_us(engine: Path, record: dict | None = None, sha256=None) -> bool:
     """True when `engine` holds exactly the bytes trt-tui recorded writing there: its stamp is the one
     recorded, or its SHA-256 (`sha256`: the digest, or a function of the path giving it) is."""
