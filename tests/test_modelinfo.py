@@ -460,3 +460,31 @@ def test_big_model_weights_are_not_loaded(big_model_path: Path) -> None:
     )
     assert peak < 2 * 1024 * 1024, peak  # well under 10 MB: no weight is ever read into memory
     _assert_matches_onnx(info, big_model_path)
+
+
+# --- real models from the onnx package, through both ways of walking a message ----------------------
+
+
+def _onnx_test_models() -> list[Path]:
+    """The models the onnx package ships for its backend tests: small CNNs, sequence and string models,
+    models converted from PyTorch."""
+    return sorted((Path(onnx.__file__).parent / "backend" / "test" / "data").rglob("*.onnx"))
+
+
+def test_real_models_match_onnx_in_both_walkers(monkeypatch) -> None:
+    """Every model of the onnx package's test data reads as onnx.load sees it, whether a message is
+    decoded from one block (the fast path) or field by field through the block cache (``BLOCK`` forced
+    down to 16 bytes sends nearly every message there)."""
+    from trt_tui.core import modelinfo
+
+    paths = _onnx_test_models()
+    assert len(paths) >= 100, len(paths)
+    fast = {p: read_model_info(p) for p in paths}
+    fast_digests = {p: modelinfo.read_model_digests(p) for p in paths}
+    for path, info in fast.items():
+        _assert_matches_onnx(info, path)
+    monkeypatch.setattr(modelinfo._Source, "BLOCK", 16)
+    for path in paths:
+        assert read_model_info(path) == fast[path], path
+        digests = modelinfo.read_model_digests(path)
+        assert (digests.initializers, digests.nodes) == (fast_digests[path].initializers, fast_digests[path].nodes)
