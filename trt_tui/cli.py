@@ -412,9 +412,20 @@ def ray_options(args) -> dict | None:
 
 
 def cmd_build(args) -> int:
+    executor = prewarmed_executor(args, len(args.models))
+    if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
+        return _build_models(args, executor)
+    from .core import native_log
+
+    # The builds run in this process, one at a time, and nothing else writes to its stdout once the
+    # renderer writes to a copy of it: TensorRT's own logger may use it, filtering lines in C++.
+    with native_log.dedicated_stdout():
+        return _build_models(args, executor)
+
+
+def _build_models(args, executor) -> int:
     from .headless import make_renderer
 
-    executor = prewarmed_executor(args, len(args.models))
     try:
         options = options_from_args(args)
         check_trace_path(args.trace)

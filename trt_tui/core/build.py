@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic, sidecar
+from . import atomic, native_log, sidecar
 from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
 from .modelinfo import ModelInfoError, read_model_info
@@ -271,9 +271,15 @@ def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer) -> Outcom
     # A writer killed mid-write (SIGKILL, a crash) cannot clean up after itself: the next one does.
     atomic.remove_stale_temps(spec.output.parent)
 
-    trt = backend.trt
-    router, logger = shared_logger(trt)
-    with router.bind(state, Severity.VERBOSE if options.verbose else Severity.INFO):
+    min_severity = Severity.VERBOSE if options.verbose else Severity.INFO
+    # Where stdout is free to lend, TensorRT's C++ logger drops the verbose lines nobody asked for
+    # without calling Python for each of them (see `native_log`).
+    native = None if options.verbose else native_log.capture(backend.trt, state, min_severity)
+    if native is not None:
+        with native:
+            return _parse_and_build(backend, spec, state, change, native.logger, writer, native.settle)
+    router, logger = shared_logger(backend.trt)
+    with router.bind(state, min_severity):
         return _parse_and_build(backend, spec, state, change, logger, writer)
 
 
@@ -282,7 +288,8 @@ class _CancelledWhileWriting(Exception):
 
 
 def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, logger,
-                     writer: Writer) -> Outcome:
+                     writer: Writer, settle_log: Callable[[], None] = lambda: None) -> Outcome:
+    """`settle_log` returns once every line logged so far has reached `state` (its last error)."""
     trt, model, options = backend.trt, spec.model, spec.options
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -303,6 +310,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
         where = state.cancelled_in or []
         return Outcome(State.CANCELLED, detail=cancelled_detail(where), cancelled_in=list(where))
     if serialized is None or serialized.nbytes == 0:
+        settle_log()
         reason = state.last_error or "TensorRT returned no engine"
         raise BuildError(f"{model}: build failed: {reason}")
     if timing is not None and cache is not None:

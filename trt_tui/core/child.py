@@ -33,7 +33,7 @@ import threading
 import time
 from typing import NoReturn
 
-from . import malloc
+from . import malloc, native_log
 from .atomic import remove_own_temps
 from .buffer import EventBuffer
 from .build import BuildSpec, run_build
@@ -139,7 +139,8 @@ def main(job: int, spec: BuildSpec, events, control, build=run_build, heap_base:
     heap = HeapNeed(heap_base)
     sender = threading.Thread(target=_ship, args=(buffer, events, done), name="trt-tui-sender", daemon=True)
     sender.start()
-    outcome = build(job, spec, buffer.push, cancel, t0=t0)
+    with native_log.dedicated_stdout():  # this process runs this one build: TensorRT may log there
+        outcome = build(job, spec, buffer.push, cancel, t0=t0)
     done.set()
     sender.join()
     last = buffer.drain()

@@ -65,6 +65,16 @@ class MonitorState:
         flag = getattr(cancel, "cancelled", None)
         return bool(flag) if flag is not None else cancel.is_set()
 
+    def log(self, level: int, msg: str, min_severity: int) -> None:
+        """One line of TensorRT's log for this build: kept as its last error if it is one, sent on
+        if it is at least as severe as `min_severity`."""
+        if level == Severity.ERROR and self.cancelled_in is not None and "BuildCanceled" in msg:
+            level = Severity.INFO  # the user asked for it: not an error worth their attention
+        if level <= Severity.ERROR:
+            self.last_error = " ".join(str(msg).split())
+        if level <= min_severity:
+            self.sink(Log(self.job, time.monotonic() - self.t0, Severity(level), msg))
+
     def _internal_error(self, where: str, exc: BaseException) -> None:
         # The first few only: a bug that fires on every step must not flood the log.
         try:
@@ -183,8 +193,12 @@ class LogRouter:
                 self._by_thread.pop(key, None)
 
     def route(self, level: int, msg: str) -> None:
-        target = self._by_thread.get(threading.get_ident())
+        target = self._by_thread.get(_thread_id())
         if target is not None:
+            # The common case, once per line TensorRT has (31,221 in a light_inception_v2 build, nearly
+            # all verbose): a line below the build's bar that is no error is dropped here, in ints.
+            if level > target[1] and level > _ERROR:
+                return
             targets = [target]
         else:
             with self._lock:
@@ -192,13 +206,11 @@ class LogRouter:
             if len(targets) > 1:
                 msg = f"(from a TensorRT thread shared by {len(targets)} builds) {msg}"
         for state, min_severity in targets:
-            if level == Severity.ERROR and state.cancelled_in is not None and "BuildCanceled" in msg:
-                level = Severity.INFO  # the user asked for it: not an error worth their attention
-            if level <= Severity.ERROR:
-                state.last_error = " ".join(str(msg).split())
-            if level <= min_severity:
-                state.sink(Log(state.job, time.monotonic() - state.t0, Severity(level), msg))
+            state.log(level, msg, min_severity)
 
+
+_thread_id = threading.get_ident
+_ERROR = int(Severity.ERROR)
 
 _routers: dict[str, tuple[LogRouter, object]] = {}
 _routers_lock = threading.Lock()
