@@ -58,7 +58,7 @@ def dedicated_stdout() -> Iterator[None]:
     try:
         if stream is not None and stream.fileno() == 1:
             stream.flush()
-            moved = open(os.dup(1), "w", encoding=stream.encoding, errors=stream.errors,  # noqa: SIM115
+            moved = open(os.dup(1), "w", encoding=stream.encoding, errors=stream.errors,
                          buffering=1 if stream.line_buffering else -1)
             moved.reconfigure(write_through=stream.write_through)
             sys.stdout = moved
