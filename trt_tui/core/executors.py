@@ -166,6 +166,7 @@ class ProcessExecutor:
         self._lock = threading.Lock()
         self._reaped = threading.Condition(self._lock)
         self._children: dict[int, _Child] = {}
+        self._reapers: list[threading.Thread] = []  # reaping children that reported their outcome
 
     def pid_of(self, job: BuildJob) -> int | None:
         """The pid of the process building `job`, while there is one."""
@@ -212,7 +213,8 @@ class ProcessExecutor:
 
     def close(self, timeout: float = 5.0) -> None:
         """Kill every child still running and wait until their worker threads have reaped them (and
-        reported them CANCELLED), and stop the spare, so no process of ours outlives the executor."""
+        reported them CANCELLED), wait for the children that finished to exit, and stop the spare,
+        so no process of ours outlives the executor."""
         self._pool.close()
         with self._lock:
             running = list(self._children.values())
@@ -220,6 +222,9 @@ class ProcessExecutor:
             each.stop(FORCED)
         with self._reaped:
             self._reaped.wait_for(lambda: not self._children, timeout)
+            reapers = self._reapers
+        for thread in reapers:
+            thread.join(timeout)
 
     def run(self, job: BuildJob) -> Outcome:
         if job.token.cancelled:
@@ -260,6 +265,7 @@ class ProcessExecutor:
                 process.kill()
         watch = watch_build(job.id, process.pid, job.sink, self.vitals, own_process=True, t0=spawned)
         follower = _Follower(job, spawned, self.cancel_grace, watch)
+        outcome = None
         try:
             outcome = follower.follow(events, control, process, running)
         except BaseException:
@@ -268,23 +274,41 @@ class ProcessExecutor:
         finally:
             with running.lock:
                 running.process = None
-            exitcode = _reap(process)
-            events.close()
-            control.close()
+            if outcome is None:
+                exitcode = _reap(process)
+                events.close()
+                control.close()
+            else:
+                # The child has said everything and been released: it exits on its own, and its exit
+                # (the kernel freeing the build's memory: 9 ms after an MNIST build on the H100 host,
+                # 20-30 ms after a 2 s build on 2 cores) need not delay the build's final state.
+                self._reap_later(process, events, control)
         with self._lock:
             idle = len(self._children) <= 1  # this build's own entry goes when `run` returns
         self._pool.learn(follower.heap_bytes, idle)
-        if outcome is not None:
-            outcome.heap_bytes = follower.heap_bytes  # into the history: the next process's first reserve
-        # Whatever a killed child left half-written; a child that reported an outcome left nothing.
-        remove_stale_temps(job.spec.output.parent, pid=pid)
         try:
             if outcome is not None:
+                outcome.heap_bytes = follower.heap_bytes  # into the history: the next process's reserve
                 return outcome
+            # Whatever the killed child left half-written (one that reported an outcome left nothing).
+            remove_stale_temps(job.spec.output.parent, pid=pid)
             return _finish(job, follower.now(), follower.verdict(running.forced, exitcode), follower.sink)
         finally:
             if watch is not None:
                 watch.stop()
+
+    def _reap_later(self, process, events, control) -> None:
+        """Reap a child that reported its outcome on a thread of its own; `close` waits for it."""
+
+        def reap() -> None:
+            _reap(process)
+            events.close()
+            control.close()
+
+        thread = threading.Thread(target=reap, name="trt-tui-reap", daemon=True)
+        with self._lock:
+            self._reapers = [t for t in self._reapers if t.is_alive()] + [thread]
+        thread.start()
 
 
 class _Follower(Follower):
