@@ -94,9 +94,7 @@ class _Reader:
         pending = b""
         while True:
             try:
-                chunk = os.read(self._fd, 65536)
-            except InterruptedError:
-                continue
+                chunk = os.read(self._fd, 65536)  # retried by Python itself when a signal interrupts it
             except OSError:
                 chunk = b""
             if not chunk:
