@@ -295,24 +295,44 @@ ORPHAN_PARENT = textwrap.dedent(
     from trt_tui.core.executors import ProcessExecutor
     from trt_tui.core.scheduler import Scheduler
 
+    model, output, how = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    held = open(output.parent / "held-by-the-parent", "w")  # a file this process has open
+    if how == "tensorrt-loaded":
+        import tensorrt_rtx
     executor = ProcessExecutor()
+    if how != "threads-running":  # as `trt-tui build` does first: started on this, the only thread
+        executor.prewarm(1)
     scheduler = Scheduler(executor=executor)
-    job = scheduler.submit(BuildSpec(Path(sys.argv[1]), Path(sys.argv[2])))
+    job = scheduler.submit(BuildSpec(model, output))
     while executor.pid_of(job) is None or job.state.value != "building":
         time.sleep(0.01)
-    print(executor.pid_of(job), job.spec.output.parent, flush=True)
+    pid = executor.pid_of(job)
+    spawned = Path(f"/proc/{pid}/cmdline").read_bytes() != Path("/proc/self/cmdline").read_bytes()  # a fork's is ours
+    fds = os.listdir(f"/proc/{pid}/fd")
+    holds = any(os.readlink(f"/proc/{pid}/fd/{fd}").endswith("held-by-the-parent") for fd in fds if fd.isdigit()
+                and os.path.exists(f"/proc/{pid}/fd/{fd}"))
+    print(pid, job.spec.output.parent, "spawned" if spawned else "forked", "holds" if holds else "-", flush=True)
     os._exit(3)  # as a second Ctrl-C does: no cleanup at all
     """
 )
 
 
-def test_child_exits_when_its_parent_dies(samples, tmp_path):
+@pytest.mark.parametrize(("how", "started"), [
+    ("threads-running", "spawned"),  # started by the scheduler's worker thread
+    ("single-thread", "forked"),  # `trt-tui build`: nothing else runs yet, nothing of TensorRT loaded
+    ("tensorrt-loaded", "spawned"),  # forking a process that has TensorRT loaded is not safe
+])
+def test_child_exits_when_its_parent_dies(samples, tmp_path, how, started):
+    """However the build process was started, it dies with its parent (and removes its temporary
+    engine), and it holds none of the parent's files open (a forked one inherits them all)."""
     parent = subprocess.run(
-        [sys.executable, "-c", ORPHAN_PARENT, str(samples / "densenet.onnx"), str(tmp_path / "densenet.engine")],
+        [sys.executable, "-c", ORPHAN_PARENT, str(samples / "densenet.onnx"), str(tmp_path / "densenet.engine"), how],
         capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent,
     )
     assert parent.returncode == 3, parent.stderr
-    pid_text, directory = parent.stdout.split()
+    pid_text, directory, method, holds = parent.stdout.split()
+    assert method == started, parent.stderr
+    assert holds == "-", "the build process kept a file of its parent's open"
     deadline = time.monotonic() + 5.0
     while alive(int(pid_text)) and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -25,6 +25,7 @@ even by SIGKILL or `os._exit`) it removes its temporary engine and exits at once
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -67,6 +68,25 @@ def serve(events, control, reserve: int = 0) -> None:
     if kind != "build":
         os._exit(1)
     main(job, spec, events, control, build, heap_base=base)
+
+
+def serve_forked(events, control, reserve: int, inherited: list[int]) -> None:
+    """`serve`, in a child forked from the parent (`pool.may_fork`) rather than spawned. A fork
+    inherits every file descriptor the parent had open, a spawned child only the standard streams and
+    its pipe ends: `inherited` lists what the parent had open as it forked, and all of it but those
+    goes (what multiprocessing opened for the child after that stays). Among them are the parent's
+    ends of this child's own pipes; while the child held the write end of `control`, it would never
+    see end-of-file there when the parent dies, and would outlive it. Signal handlers the parent had
+    set go back to the defaults a spawned child has."""
+    keep = {0, 1, 2, events.fileno(), control.fileno()}
+    for fd in inherited:
+        if fd not in keep:
+            with contextlib.suppress(OSError):  # the parent's listing's own descriptor, closed by then
+                os.close(fd)
+    for name in ("SIGTERM", "SIGHUP"):  # a handler of the parent's would run here too
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    serve(events, control, reserve)
 
 
 class _Reserver:

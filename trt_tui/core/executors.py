@@ -140,9 +140,9 @@ class ProcessExecutor:
     This buys what a thread cannot give: a cancel that TensorRT has not honoured `cancel_grace`
     seconds after it was asked (no callback since), or a second cancel, kills the child, whatever
     TensorRT is doing; and a crash inside TensorRT (a segfault, an abort, the out-of-memory killer)
-    fails that one build. The price is an interpreter per build (spawn, never fork: forking a
-    process that has TensorRT or CUDA loaded, and other threads running, is unsafe), paid ahead:
-    a warm spare that has imported TensorRT waits for each build (`pool`), unless `warm` is False.
+    fails that one build. The price is a process per build, paid ahead: a warm spare that has
+    imported TensorRT waits for each build (`pool`), unless `warm` is False. It is spawned, a fresh
+    interpreter, except where forking is safe (one thread, no TensorRT or CUDA loaded: `pool.may_fork`).
     """
 
     name = "process"

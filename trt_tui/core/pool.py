@@ -22,10 +22,15 @@ app's "build all") or back to back both find their imports done; each holds its 
 together at most a quarter of what is available.
 
 Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
-ends that process only, and no build inherits another's TensorRT state. The spare is started with
-`spawn`, never `fork`: forking a process that has TensorRT or CUDA loaded, or threads running, is
-unsafe. `close` stops the spare and waits for it, so no process of ours outlives the executor (a
+ends that process only, and no build inherits another's TensorRT state. `close` stops the spare and waits for it, so no process of ours outlives the executor (a
 garbage-collected pool does the same).
+
+A spare is spawned, and only forked where that is safe (`may_fork`): from a process with one thread
+that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` is when it starts its first build
+process. The forked child closes every file descriptor it inherited but its own pipe ends and the
+standard streams (`child.serve_forked`), as a spawned one has none of them, so it cannot keep the
+parent's end of its control pipe open (it exits when the parent does) nor anything else of the
+parent's.
 """
 
 from __future__ import annotations
@@ -79,15 +84,27 @@ class Spare:
 
 def start_process(context, reserve: int = 0) -> Spare:
     """A new build process that imports, faults in `reserve` bytes of heap and then waits for its
-    job (`child.serve`)."""
+    job (`child.serve`). Forked instead of spawned where that is safe (`may_fork`)."""
+    forked = context.get_start_method() == "spawn" and may_fork()
+    if forked:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
     events, events_out = context.Pipe(duplex=False)
     control_in, control = context.Pipe(duplex=False)
-    process = context.Process(target=child.serve, args=(events_out, control_in, reserve), name="trt-tui-build",
+    if forked:  # the child closes what this process has open now, but for its own pipe ends
+        target, args = child.serve_forked, (events_out, control_in, reserve, _open_fds())
+    else:
+        target, args = child.serve, (events_out, control_in, reserve)
+    process = context.Process(target=target, args=args, name="trt-tui-build",
                               daemon=True)  # killed by multiprocessing's exit handler if we exit first
     try:
-        _ensure_resource_tracker()
-        with _main_hidden():
-            process.start()
+        if forked:
+            process.start()  # no resource tracker (fork's children need none) and nothing to hide
+        else:
+            _ensure_resource_tracker()
+            with _main_hidden():
+                process.start()
     except BaseException:
         for conn in (events, control):
             conn.close()
@@ -98,6 +115,37 @@ def start_process(context, reserve: int = 0) -> Spare:
         events_out.close()
         control_in.close()
     return Spare(process, events, control, reserve)
+
+
+# Modules that, once imported, may have started threads of their own or set up a GPU context that a
+# forked child would inherit half of. Their absence, and a single thread, is what makes fork safe.
+_NOT_FORK_SAFE = ("tensorrt", "tensorrt_rtx", "pynvml", "torch", "pycuda", "cuda", "cupy")
+
+
+def may_fork() -> bool:
+    """Whether a build process may be forked from this one rather than spawned: on Linux, in a
+    process with a single thread that has not loaded TensorRT, NVML or CUDA. That is `trt-tui build`
+    as it starts its first build process, before anything else: the child then skips starting an
+    interpreter and importing trt-tui's build code again (85 ms on the H100 host, ~130 ms here, of
+    which the bare build is spared nothing), and multiprocessing's resource tracker, a third process,
+    is never started. Anywhere else, with threads running (the app, a build in progress), a fork
+    could inherit a lock some other thread held at that instant, so the spare is spawned."""
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return False
+    if any(name in sys.modules for name in _NOT_FORK_SAFE):
+        return False
+    try:  # threads Python does not know of (a C library's) count too
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Threads:"):
+                    return int(line.split()[1]) == 1
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _open_fds() -> list[int]:
+    return [int(name) for name in os.listdir("/proc/self/fd")]
 
 
 class WarmPool:
@@ -242,28 +290,39 @@ class _State:
             self.wanted = wanted
             if self.closed or len(self.spares) >= wanted or (self.filling is not None and self.filling.is_alive()):
                 return
+        # Where a spare may be forked, fork it here and now (a few milliseconds): it must happen on
+        # this, the only thread, not on a thread started to do it.
+        while may_fork() and self._start_one(context):
+            pass
+        with self.lock:
+            if self.closed or len(self.spares) >= wanted or (self.filling is not None and self.filling.is_alive()):
+                return
             self.filling = threading.Thread(target=self._fill, args=(context,), name="trt-tui-spare", daemon=True)
             self.filling.start()
 
     def _fill(self, context) -> None:
         """Start spares until `wanted` wait (each starts its imports at once: `start_process` does
         not wait for them)."""
-        while True:
-            with self.lock:
-                if self.closed or len(self.spares) >= self.wanted:
-                    return
-            try:
-                spare = start_process(context, self.reserve)
-            except Exception:
-                return  # the next `take` starts one itself, and reports the error to its build
-            with self.lock:
-                if not self.closed and len(self.spares) < self.wanted:
-                    _ask_reserve(spare, self.pending)
-                    self.spares.append(spare)
-                    spare = None
-            if spare is not None:
-                spare.discard()
-                return
+        while self._start_one(context):
+            pass
+
+    def _start_one(self, context) -> bool:
+        """Start one spare if fewer than `wanted` wait; False when none was (enough wait, the pool is
+        closed, or it failed to start: the next `take` starts one itself and reports the error)."""
+        with self.lock:
+            if self.closed or len(self.spares) >= self.wanted:
+                return False
+        try:
+            spare = start_process(context, self.reserve)
+        except Exception:
+            return False
+        with self.lock:
+            if not self.closed and len(self.spares) < self.wanted:
+                _ask_reserve(spare, self.pending)
+                self.spares.append(spare)
+                return True
+        spare.discard()
+        return False
 
     def close(self) -> None:
         with self.lock:
