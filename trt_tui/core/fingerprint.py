@@ -88,6 +88,10 @@ def _cpu_model() -> str:
 
 def _gpu_info() -> dict | None:
     """The first GPU NVML reports, or None (no driver, no GPU, no pynvml)."""
+    from .gpu import nvml_present
+
+    if not nvml_present():
+        return None
     try:
         import pynvml as nvml
 

@@ -107,6 +107,10 @@ class _GpuMemory:
                 with cls._lock:
                     if cls._state is None:
                         try:
+                            from .gpu import nvml_present
+
+                            if not nvml_present():
+                                raise LookupError("no NVML library")
                             import pynvml
 
                             pynvml.nvmlInit()
