@@ -20,6 +20,9 @@ in the target directory, fsync, rename — the write trt-tui does, so only the o
 - `app_process_again`: the same, timing each model's second build in the same app (as a watched
   model's rebuilds are): the warm spare has learned how much heap the builds need.
 
+The app configurations press Enter 0.3 s after the app is up (`OVERHEAD_SETTLE` in the environment
+changes it: with 2 s, what the first build waited for its build process to start goes away).
+
 TensorRT keeps one logger per process, so every configuration uses trt-tui's shared one
 (`shared_logger(trt)[1]`). Runs are interleaved (rotating order each round) after one untimed
 warm-up build of each model; medians and the ratio of each median to `none`'s are reported.
@@ -169,7 +172,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
                               history=str(history), gpu_interval=1.0))
     out: dict[str, float] = {}
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
-        await pilot.pause(0.3)  # the model-info worker has read the picker's models
+        await pilot.pause(float(os.environ.get("OVERHEAD_SETTLE", "0.3")))  # the model-info worker has read the picker's models
         for name in models:
             rows = app.picker.visible_paths()
             path = next(p for p in rows if Path(p).name == f"{name}.onnx")

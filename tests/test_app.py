@@ -97,6 +97,22 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
     assert app.return_code == 0
 
 
+async def test_a_build_asked_for_at_once_finds_its_build_process_started(models):
+    """The app starts its build processes as it is made, not after its first frame: a build asked for
+    the moment the app is up runs in one started then (it was ~0.3 s away on two cores)."""
+    app = make(models, executor="process", jobs=1, cache=False)
+    deadline = time.monotonic() + 30  # spawned on a thread of its own where it cannot be forked
+    while not (started := app.scheduler.executor.spare_pids()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(started) == 1, "no build process was started with the app"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # densenet, highlighted first: long enough to see its process
+        await wait_for(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING, 30)
+        assert app.scheduler.executor.pid_of(app.views[1].job) == started[0]
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 30)
+
+
 async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
     """`c` during the DenseNet build's long silent step (~13 s without a callback): cancelled after
     the 0.5 s grace, not when TensorRT next calls back; the tree says where. The bound is loose

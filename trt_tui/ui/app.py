@@ -143,6 +143,8 @@ class TrtTuiApp(App[int]):
 
             self.session = attach_session(config.attach, config.history)
         else:
+            if executor is None and config.executor != "ray":
+                executor = _started_executor(config)
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
                                         ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory)
@@ -199,7 +201,7 @@ class TrtTuiApp(App[int]):
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
         self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
-        # After the first frame, as the spare build process: its first reading imports NVML and
+        # After the first frame, as the spares' heap reserve: its first reading imports NVML and
         # psutil (~30 ms), which the first frame does not need.
         self.call_after_refresh(self._sample_gpus)
         self.call_after_refresh(_freeze_startup_heap)
@@ -231,7 +233,8 @@ class TrtTuiApp(App[int]):
 
     def _prewarm_builds(self) -> None:
         """Once the first frame is up (not before: on two cores it would compete with it), let the
-        executor start its spare build process, so the first build starts warm."""
+        spares started with the app fault in the heap recent builds needed, and start any that is
+        missing (an executor given to the app, a spare that failed to start)."""
         prewarm = getattr(getattr(self.scheduler, "executor", None), "prewarm", None)
         if prewarm is not None and not self._quitting:
             prewarm()
@@ -720,6 +723,23 @@ class TrtTuiApp(App[int]):
         for command in PALETTE:
             yield SystemCommand(command.description, f"key: {command.key_display or command.key}",
                                 getattr(self, f"action_{command.action}"))
+
+
+def _started_executor(config: AppConfig) -> Executor:
+    """The app's executor, its spare build processes started now, before the scheduler's and
+    Textual's threads: here they can still be forked (`pool.may_fork`), which costs this process a
+    few milliseconds and each child only its TensorRT import, so they are ready about when the first
+    frame is. Started after that frame and spawned, as they were, the first was ready ~0.3 s after it
+    on two cores, and a build asked for sooner waited. The heap they reserve is offered once the
+    first frame is up (`_prewarm_builds`)."""
+    from ..core.executors import make_executor
+
+    executor = make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
+                             spare_memory=config.spare_memory, jobs=config.jobs)
+    prewarm = getattr(executor, "prewarm", None)
+    if prewarm is not None:
+        prewarm()
+    return executor
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:
