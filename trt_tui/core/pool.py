@@ -22,12 +22,12 @@ app's "build all") or back to back both find their imports done; each holds its 
 together at most a quarter of what is available.
 
 Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
-ends that process only, and no build inherits another's TensorRT state. `close` stops the spare and waits for it, so no process of ours outlives the executor (a
-garbage-collected pool does the same).
+ends that process only, and no build inherits another's TensorRT state. `close` stops the spare and
+waits for it, so no process of ours outlives the executor (a garbage-collected pool does the same).
 
 A spare is spawned, and only forked where that is safe (`may_fork`): from a process with one thread
-that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` is when it starts its first build
-process. The forked child closes every file descriptor it inherited but its own pipe ends and the
+that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` and the app are when they start
+their first build processes. The forked child closes every file descriptor it inherited but its own pipe ends and the
 standard streams (`child.serve_forked`), as a spawned one has none of them, so it cannot keep the
 parent's end of its control pipe open (it exits when the parent does) nor anything else of the
 parent's.
@@ -125,11 +125,11 @@ _NOT_FORK_SAFE = ("tensorrt", "tensorrt_rtx", "pynvml", "torch", "pycuda", "cuda
 def may_fork() -> bool:
     """Whether a build process may be forked from this one rather than spawned: on Linux, in a
     process with a single thread that has not loaded TensorRT, NVML or CUDA. That is `trt-tui build`
-    as it starts its first build process, before anything else: the child then skips starting an
-    interpreter and importing trt-tui's build code again (85 ms on the H100 host, ~130 ms here, of
-    which the bare build is spared nothing), and multiprocessing's resource tracker, a third process,
-    is never started. Anywhere else, with threads running (the app, a build in progress), a fork
-    could inherit a lock some other thread held at that instant, so the spare is spawned."""
+    and the app as they start their first build processes, before anything else: the child then skips
+    starting an interpreter and importing trt-tui's build code again (85 ms on a 16-core host, ~130 ms
+    on 2 cores), and multiprocessing's resource tracker, a third process, is never started. Anywhere
+    else, with threads running (a build in progress, the app once it runs), a fork could inherit a
+    lock some other thread held at that instant, so the spare is spawned."""
     if not sys.platform.startswith("linux") or threading.active_count() != 1:
         return False
     if any(name in sys.modules for name in _NOT_FORK_SAFE):
