@@ -372,15 +372,13 @@ def prewarmed_executor(args, builds: int | None = None):
     """The executor, its spare build process started now: the child's imports (TensorRT's ~0.3 s)
     then overlap this process's own checks of the options and the models instead of following.
     `builds`, if known, is how many builds will come (no spare is started after the last)."""
-    from .core.executors import make_executor
+    from .core.executors import make_executor, prewarmed
 
     if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
         return None
     executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args),
                              spare_memory=args.spare_memory, jobs=args.jobs)
-    prewarm = getattr(executor, "prewarm", None)
-    if prewarm is not None:
-        prewarm(builds)
+    prewarmed(executor, builds)
     if hasattr(executor, "release_on_close"):
         executor.release_on_close = False  # this process exits once the builds are done
     return executor

@@ -424,6 +424,15 @@ DEFAULT_EXECUTOR = "process"
 DEFAULT_CANCEL_GRACE = 0.5
 
 
+def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
+    """`executor`, its spare build processes started now where it keeps any (the process executor's
+    `prewarm`); `builds`, if known, is how many builds will come (no spare is started past the last)."""
+    prewarm = getattr(executor, "prewarm", None)
+    if prewarm is not None:
+        prewarm(builds)
+    return executor
+
+
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
                   ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                   spare_memory: int | None = None, jobs: int = 1) -> Executor:

@@ -288,10 +288,8 @@ class _State:
     def refill(self, context, wanted: int) -> None:
         with self.lock:
             self.wanted = wanted
-            if self.closed or len(self.spares) >= wanted or (self.filling is not None and self.filling.is_alive()):
-                return
         # Where a spare may be forked, fork it here and now (a few milliseconds): it must happen on
-        # this, the only thread, not on a thread started to do it.
+        # this, the only thread, not on a thread started to do it (while one fills, none is forked).
         while may_fork() and self._start_one(context):
             pass
         with self.lock:

@@ -30,7 +30,7 @@ from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
-from ..core.executors import DEFAULT_CANCEL_GRACE, Executor
+from ..core.executors import DEFAULT_CANCEL_GRACE, Executor, make_executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
@@ -235,9 +235,9 @@ class TrtTuiApp(App[int]):
         """Once the first frame is up (not before: on two cores it would compete with it), let the
         spares started with the app fault in the heap recent builds needed, and start any that is
         missing (an executor given to the app, a spare that failed to start)."""
-        prewarm = getattr(getattr(self.scheduler, "executor", None), "prewarm", None)
-        if prewarm is not None and not self._quitting:
-            prewarm()
+        executor = getattr(self.scheduler, "executor", None)  # none where the app attaches to a server
+        if executor is not None and not self._quitting:
+            prewarmed(executor)
 
     def _discover(self, paths: list[str]) -> None:
         models, errors = find_models(paths)
@@ -732,14 +732,8 @@ def _started_executor(config: AppConfig) -> Executor:
     frame is. Started after that frame and spawned, as they were, the first was ready ~0.3 s after it
     on two cores, and a build asked for sooner waited. The heap they reserve is offered once the
     first frame is up (`_prewarm_builds`)."""
-    from ..core.executors import make_executor
-
-    executor = make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
-                             spare_memory=config.spare_memory, jobs=config.jobs)
-    prewarm = getattr(executor, "prewarm", None)
-    if prewarm is not None:
-        prewarm()
-    return executor
+    return prewarmed(make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
+                                   spare_memory=config.spare_memory, jobs=config.jobs))
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:
