@@ -25,15 +25,21 @@ def nvml_present() -> bool:
     global _nvml_present
     with _nvml_lock:
         if _nvml_present is None:
-            _nvml_present = True
-            if sys.platform.startswith("linux"):
-                import ctypes
-
-                try:
-                    ctypes.CDLL("libnvidia-ml.so.1")
-                except OSError:
-                    _nvml_present = False
+            _nvml_present = _nvml_loads()
         return _nvml_present
+
+
+def _nvml_loads() -> bool:
+    """Whether NVML's library loads now (asked afresh: a driver may be installed since)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
 
 
 _nvml_present: bool | None = None
@@ -122,10 +128,15 @@ class GpuSampler:
         if self._failed_at is not None and now - self._failed_at < self.retry_init_s:
             return False
         if self._nvml is None:
+            missing = "No NVIDIA GPU: nvidia-ml-py (pynvml) is not installed"
+            if not _findable("pynvml"):
+                return self._fail(now, missing)
+            if not _nvml_loads():  # what pynvml's nvmlInit would find, without importing it (~20 ms)
+                return self._fail(now, "No NVIDIA GPU: NVML library not found")
             try:
                 import pynvml
             except ImportError:
-                return self._fail(now, "No NVIDIA GPU: nvidia-ml-py (pynvml) is not installed")
+                return self._fail(now, missing)
             self._nvml = pynvml
         nvml = self._nvml
         try:
@@ -186,6 +197,18 @@ class GpuSampler:
             if lost is not None and not lost and isinstance(exc, nvml.NVMLError_GpuIsLost):
                 lost.append(str(exc))
             return None
+
+
+def _findable(name: str) -> bool:
+    """Whether `import name` would find a module, without importing it."""
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _text(value: bytes | str) -> str:
