@@ -105,7 +105,7 @@ def test_links_and_files_planted_at_temporary_names_are_never_followed(sample_di
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     tokens = iter(["aaaa", "bbbb", "cccc", "dddd"] + [f"{i:04x}" for i in range(1000)])
-    monkeypatch.setattr(atomic.secrets, "token_hex", lambda n: next(tokens))
+    monkeypatch.setattr(atomic, "_token", lambda: next(tokens))
     out = tmp_path / "out"
     out.mkdir()
     engine = out / "mnist.engine"

@@ -169,3 +169,15 @@ def test_the_backend_version_follows_an_upgrade_in_a_running_process(tmp_path) -
     install("tensorrt_rtx_cu13", "1.7.1.116")
     assert _version_installed_in(site, "tensorrt-rtx") == "1.7.1.116"
     assert _version_installed_in(site, "tensorrt") is None
+
+
+def test_the_cli_imports_no_module_a_build_does_not_use(cli_env: dict[str, str]) -> None:
+    """Every `trt-tui build` imports the CLI before its build starts, and with the thread executor that
+    time comes before TensorRT's import, in line: the modules only a stack dump (subprocess, shutil,
+    and through them bz2 and lzma) or a random name (secrets, random) need cost it ~8 ms."""
+    unused = ["subprocess", "shutil", "secrets", "random", "bz2", "lzma", "selectors"]
+    code = LOADED.format(action="import trt_tui.cli")
+    result = subprocess.run([sys.executable, "-c", code, json.dumps(unused)], capture_output=True, text=True,
+                            env=cli_env, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == []

@@ -21,7 +21,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,9 +34,14 @@ _in_flight: set[str] = set()
 _in_flight_lock = threading.Lock()
 
 
+def _token() -> str:
+    """12 random hex digits, as `secrets.token_hex(6)` gives them, without its imports (~2.5 ms)."""
+    return os.urandom(6).hex()
+
+
 def temp_name(target: Path, pid: int | None = None) -> Path:
     pid = os.getpid() if pid is None else pid
-    return target.with_name(f".{target.name}.{TAG}.{pid}.{secrets.token_hex(6)}.tmp")
+    return target.with_name(f".{target.name}.{TAG}.{pid}.{_token()}.tmp")
 
 
 def _create_temp(target: Path, mode: int, dir_fd: int | None = None) -> tuple[int, Path]:

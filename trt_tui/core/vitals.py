@@ -23,8 +23,6 @@ second or so); py-spy cannot read a stopped process, so a stopped one is reporte
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -211,7 +209,11 @@ def process_stopped(pid: int) -> bool:
 def py_spy() -> str | None:
     """The py-spy executable: beside this interpreter (a virtual environment), else on PATH."""
     beside = Path(sys.executable).with_name("py-spy")
-    return str(beside) if beside.is_file() else shutil.which("py-spy")
+    if beside.is_file():
+        return str(beside)
+    import shutil  # here, as subprocess below: a build that never dumps a stack does not import them
+
+    return shutil.which("py-spy")
 
 
 def dump_stack(pid: int, timeout: float = STACK_TIMEOUT) -> str:
@@ -219,6 +221,8 @@ def dump_stack(pid: int, timeout: float = STACK_TIMEOUT) -> str:
     A stopped process cannot be read (py-spy would wait for it): that is said instead."""
     if process_stopped(pid):
         return f"process {pid} is stopped (SIGSTOP?): py-spy cannot read a stopped process"
+    import subprocess
+
     exe = py_spy()
     if exe is None:
         return "py-spy is not installed: pip install py-spy"
@@ -317,6 +321,8 @@ class VitalsWatch:
         they happen and arrive a batch later, so a reading may precede, in the stream, an event
         a few milliseconds older than itself."""
         with self._lock:
+            if at is None and self._finished:
+                return None  # the build's last reading is taken: none may come after it
             try:
                 if self._probe is None:
                     self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before)
