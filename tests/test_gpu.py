@@ -413,7 +413,7 @@ def test_a_driver_installed_after_a_failed_start_is_found(monkeypatch):
     from trt_tui.core import gpu
 
     loads = [False]
-    monkeypatch.setattr(gpu, "_nvml_loads", lambda: loads[0])
+    monkeypatch.setattr(gpu, "nvml_loads", lambda: loads[0])
     sampler = GpuSampler()
     sampler.retry_init_s = 0.0
     assert sampler.sample().reason == "No NVIDIA GPU: NVML library not found"

@@ -88,7 +88,7 @@ def _cpu_model() -> str:
 
 def _gpu_info() -> dict | None:
     """The first GPU NVML reports, or None (no driver, no GPU, no pynvml)."""
-    from .gpu import nvml_present
+    from .nvml import nvml_present
 
     if not nvml_present():
         return None

@@ -10,40 +10,14 @@ and a metric a GPU does not support becomes ``None`` ("n/a").
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from .nvml import nvml_loads, nvml_present
 
-def nvml_present() -> bool:
-    """Whether NVML's library can be loaded here at all (Linux: what pynvml's `nvmlInit` loads
-    first). Where it cannot (no NVIDIA driver installed: CI, the 2-core machine, a laptop), importing
-    pynvml only to have `nvmlInit` fail costs a build ~20 ms of CPU for nothing; a failed `dlopen`
-    costs ~0.1 ms. Asked once per process. Elsewhere than on Linux it answers True: pynvml decides."""
-    global _nvml_present
-    with _nvml_lock:
-        if _nvml_present is None:
-            _nvml_present = _nvml_loads()
-        return _nvml_present
-
-
-def _nvml_loads() -> bool:
-    """Whether NVML's library loads now (asked afresh: a driver may be installed since)."""
-    if not sys.platform.startswith("linux"):
-        return True
-    import ctypes
-
-    try:
-        ctypes.CDLL("libnvidia-ml.so.1")
-    except OSError:
-        return False
-    return True
-
-
-_nvml_present: bool | None = None
-_nvml_lock = threading.Lock()
+__all__ = ["METRICS", "GpuHistory", "GpuSample", "GpuSampler", "GpuSnapshot", "nvml_present"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +105,7 @@ class GpuSampler:
             missing = "No NVIDIA GPU: nvidia-ml-py (pynvml) is not installed"
             if not _findable("pynvml"):
                 return self._fail(now, missing)
-            if not _nvml_loads():  # what pynvml's nvmlInit would find, without importing it (~20 ms)
+            if not nvml_loads():  # what pynvml's nvmlInit would find, without importing it (~20 ms)
                 return self._fail(now, "No NVIDIA GPU: NVML library not found")
             try:
                 import pynvml

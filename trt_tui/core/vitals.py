@@ -105,7 +105,7 @@ class _GpuMemory:
                 with cls._lock:
                     if cls._state is None:
                         try:
-                            from .gpu import nvml_present
+                            from .nvml import nvml_present
 
                             if not nvml_present():
                                 raise LookupError("no NVML library")
