@@ -49,15 +49,16 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  history: str | os.PathLike | None = None, record_history: bool = True,
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                 spare_memory: int | None = None) -> Session:
+                 spare_memory: int | None = None, pump_interval: float | None = None) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
-    `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default)."""
+    `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
+    `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default)."""
     if executor_obj is None:
         ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
         executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
                                      spare_memory=spare_memory, jobs=jobs)
-    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj,
-                          cache=EngineCache() if cache else None)
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=EngineCache() if cache else None,
+                          **({} if pump_interval is None else {"pump_interval": pump_interval}))
     session = Session(scheduler)
     if record_history:
         try:
