@@ -14,9 +14,10 @@ What a user waits for at the shell: process start to exit. Configurations, each 
 - with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
   `process_before` and `thread_before` run that code instead, side by side in the same rounds.
 
-Both codes are byte-compiled first (`compileall`), as a pip install leaves trt-tui: where
-PYTHONDONTWRITEBYTECODE is set (as on the machine these figures come from) and there is no
-`__pycache__`, Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU that an
+Both codes are byte-compiled first (`compileall`, into the benchmarks' bytecode cache that
+`common.measure_as_installed` sets up for every module), as a pip install leaves trt-tui: where
+PYTHONDONTWRITEBYTECODE is set (as on the machines these figures come from) and there is no
+bytecode, Python compiles trt-tui's ~10,000 lines at every start, ~0.15 s of CPU that an
 installed copy never pays.
 
 Then `parent_cpu`: the process executor's parent alone, which the CPU of the whole process tree

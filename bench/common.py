@@ -11,12 +11,38 @@ import math
 import os
 import random
 import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def measure_as_installed() -> str:
+    """Every module this process and its children import gets bytecode, as a pip install leaves it.
+
+    Where PYTHONDONTWRITEBYTECODE is set and a package was installed without its bytecode, Python
+    compiles that package at every import, in every process. On the GPU host both hold (the variable is
+    set there, and psutil and the wheels installed for trt-tui come without `__pycache__`): its
+    `import psutil` took 63-77 ms and `import pynvml` 90-97 ms, against 16 and 12 ms with bytecode
+    (issue #13, round 10), and a first frame of the app 1.24 s against 0.61 s. That is the host, not
+    trt-tui, and it lands in whichever build first imports the module. So bytecode goes to a cache of
+    the benchmarks' own (PYTHONPYCACHEPREFIX, kept if already set), for this process and, through the
+    environment, its children: the warm-up round compiles, the measured rounds do not. A copy of
+    trt-tui run with PYTHONDONTWRITEBYTECODE set again (`startup`'s variants without bytecode) is
+    still compiled at every start, as meant."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX") or str(Path(tempfile.gettempdir()) / "trt-tui-bench-pycache")
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
+    return prefix
+
+
+measure_as_installed()
 
 
 def quantile(values: Sequence[float], q: float) -> float:
