@@ -210,6 +210,34 @@ def test_a_failed_process_build_is_recorded_with_its_backend(cli, unsupported_op
     assert record["state"] == "failed" and record["backend"] == f"tensorrt-rtx {trt.__version__}", record
 
 
+@pytest.mark.parametrize("executor", ["process", "thread"])
+def test_a_build_that_exits_at_once_leaves_nothing_unwritten(cli, cli_env, sample_dir, unsupported_op_model,
+                                                             tmp_path, executor) -> None:
+    """`trt-tui build` ends its process without the interpreter's teardown (`cli.entry`): what it
+    printed into a pipe's buffer (no PYTHONUNBUFFERED here, as in a user's `| tee`), its history and
+    its exit code must all be there, for a build that succeeded and one that failed, with either
+    local executor; and no process of its own outlives it."""
+    env = {k: v for k, v in cli_env.items() if k != "PYTHONUNBUFFERED"}
+    db = tmp_path / "history.sqlite3"
+    engine = tmp_path / "mnist.engine"
+    args = ["build", sample_dir / "mnist.onnx", unsupported_op_model, "-o", tmp_path, "--json", "--history", db,
+            "--executor", executor, "--jobs", "1"]
+    result = subprocess.run([sys.executable, "-m", "trt_tui", *map(str, args)], capture_output=True, text=True,
+                            env=env, timeout=TIMEOUT, check=False, start_new_session=True)
+    assert result.returncode == EXIT_FAILED, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]  # every line whole
+    finals = {e["model"]: e["state"] for e in events if e["event"] == "state" and e["state"] in ("succeeded", "failed")}
+    assert finals == {str(sample_dir / "mnist.onnx"): "succeeded", str(unsupported_op_model): "failed"}, finals
+    (failed,) = [e for e in events if e["event"] == "state" and e["state"] == "failed"]
+    assert str(unsupported_op_model) in failed["error"], failed
+    assert engine.is_file()
+    listing = cli("history", "--history", db, "--json")
+    assert sorted(json.loads(line)["state"] for line in listing.stdout.splitlines()) == ["failed", "succeeded"]
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-s", "0", "-f", "trt_tui"], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", left.stdout
+
+
 def test_a_tensorrt_that_fails_to_import_fails_the_build_in_one_line(cli_env, sample_dir, tmp_path) -> None:
     """The parent finds TensorRT-RTX installed without importing it, so a broken install is found by
     the build, which fails with one line (exit 1) instead of a traceback, and writes nothing."""

@@ -799,7 +799,34 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return app, sub
 
 
+# Set by `main` once a `trt-tui build` with a local executor is over and everything it wrote is closed
+# (engines, history, trace; its build processes reaped, its spares stopped): `entry` may then end the
+# process at once.
+_done_with_everything = False
+
+
+def entry() -> None:
+    """The `trt-tui` command (and `python -m trt_tui`): `main`, then exit with its code.
+
+    After `trt-tui build` that exit skips the interpreter's teardown (`os._exit`, once stdout and
+    stderr are flushed): freeing every module and object, the atexit handlers of libraries that have
+    nothing left to do, and, with the thread executor, TensorRT's own destructors took 15-40 ms of
+    every build's wall time (MNIST, 25 rounds: thread 234 -> 219 ms, process 233 -> 201 ms), where the
+    operating system frees the same memory at once. Nothing is left to write by then: `main` returned
+    only after the session closed. Other commands, and `main` called from Python, exit as usual."""
+    code = main()
+    if _done_with_everything:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _done_with_everything
     argv = sys.argv[1:] if argv is None else argv
     app_parser, sub_parser = build_parser()
     is_sub = bool(argv) and argv[0] in SUBCOMMANDS
@@ -810,7 +837,9 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
                "serve": cmd_serve, "run": cmd_run}.get(getattr(args, "command", None), cmd_app)
     try:
-        return handler(args)
+        code = handler(args)
+        _done_with_everything = handler is cmd_build and args.executor != "ray"
+        return code
     except UsageError as exc:
         print(f"trt-tui: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -819,4 +848,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
