@@ -22,6 +22,13 @@ from trt_tui.core.monitor import shared_logger
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# Builds run in this process keep their models' digests in a cache directory (`core/digest_store`):
+# one of the test run's own, not the user's. (Commands run by the tests get a home of their own.)
+if "TRT_TUI_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["TRT_TUI_CACHE"] = tempfile.mkdtemp(prefix="trt-tui-test-cache-")
+
 # Diagnostics bits that mean "these bytes are not an engine of this TensorRT". Without a GPU every real
 # engine is still INVALID (no device to run it on), so validity alone cannot tell engines from garbage.
 NOT_AN_ENGINE = int(trt.EngineInvalidityDiagnostics.MALFORMED_ENGINE) | int(

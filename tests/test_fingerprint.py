@@ -367,8 +367,8 @@ def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, t
     assert build(capsys, mnist, history, "-o", str(engine))["reason"] == "no engine yet"
     spec = BuildSpec(mnist, engine)
     digests_read = []
-    monkeypatch.setattr(cache_module, "read_digests", lambda model: (
-        digests_read.append(model), fingerprint_module.read_digests(model))[1])
+    monkeypatch.setattr(cache_module, "read_digests", lambda model, *rest: (
+        digests_read.append(model), fingerprint_module.read_digests(model, *rest))[1])
 
     def check() -> tuple[str, list[Path]]:
         hasher = CountingHasher()
@@ -422,3 +422,56 @@ def test_new_stamps_never_overwrite_a_record_written_since_it_was_read(mnist, tm
     assert sidecar.restamp(engine, read_then, hashed, None)
     assert sidecar.read(engine)["stamps"]["engine"] is None  # so the next check hashes it
     assert sidecar.written_by_us(engine)  # the bytes are still the ones recorded
+
+
+# -- digests kept across processes (core/digest_store) ---------------------------------------------
+
+
+def _fresh_process_fingerprint(model: Path, output: Path):
+    """The fingerprint a new `trt-tui build` process would take: nothing remembered in memory."""
+    from trt_tui.core import fingerprint as fp
+
+    fp._digest_memo.clear()
+    return EngineCache(ContentHasher())._fingerprint(BuildSpec(model, output))[0]
+
+
+def test_a_models_digests_are_kept_for_the_next_process(tmp_path, monkeypatch) -> None:
+    """The next process building the same model (to another engine: no record there) takes its
+    digests from the store instead of walking the model; a changed model is walked again, and a
+    store file that was tampered with is walked past. The fingerprints are the same either way."""
+    from trt_tui.core import fingerprint as fp
+
+    monkeypatch.setenv("TRT_TUI_CACHE", str(tmp_path / "cache"))
+    write_samples(tmp_path, ["mnist"])
+    model = tmp_path / "mnist.onnx"
+    walks = []
+    monkeypatch.setattr(fp, "read_model_digests", lambda p: walks.append(p) or read_model_digests(p))
+
+    first = _fresh_process_fingerprint(model, tmp_path / "a.engine")
+    second = _fresh_process_fingerprint(model, tmp_path / "b.engine")
+    assert len(walks) == 1 and second.model == first.model and second.key() == first.key()
+    (kept,) = (tmp_path / "cache" / "model-digests").iterdir()
+    assert kept.name == f"{ContentHasher().file_hash(model)}.json"
+
+    kept.write_text(kept.read_text()[:40])  # cut short: not trusted
+    assert _fresh_process_fingerprint(model, tmp_path / "c.engine").model == first.model
+    assert len(walks) == 2
+
+    changed = onnx.load(str(model))
+    changed.graph.initializer[0].raw_data = bytes(len(changed.graph.initializer[0].raw_data))
+    onnx.save(changed, str(model))
+    third = _fresh_process_fingerprint(model, tmp_path / "d.engine")
+    assert len(walks) == 3 and third.model["hash"] != first.model["hash"]
+    assert third.model["initializers"] != first.model["initializers"]
+
+
+def test_a_model_with_external_data_is_not_kept(tmp_path, monkeypatch) -> None:
+    """Where a model's data files are depends on where its copy is, not on its bytes alone."""
+    monkeypatch.setenv("TRT_TUI_CACHE", str(tmp_path / "cache"))
+    write_samples(tmp_path, ["mnist"])
+    model = onnx.load(str(tmp_path / "mnist.onnx"))
+    onnx.save(model, str(tmp_path / "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.data", size_threshold=0)
+    taken = _fresh_process_fingerprint(tmp_path / "ext.onnx", tmp_path / "e.engine")
+    assert taken.model["initializers"]
+    assert not (tmp_path / "cache" / "model-digests").exists() or not any((tmp_path / "cache" / "model-digests").iterdir())

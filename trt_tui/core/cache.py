@@ -156,7 +156,11 @@ class EngineCache:
             part, stamps, files = known
         else:
             before = stamp_of(spec.model)
-            digests = read_digests(spec.model)  # one read of the model gives the digests and its data files
+            try:  # hashed first: its digests may be kept from an earlier process (model_hash reuses it)
+                hashed = self.hasher.hash_and_stamp(spec.model)
+            except OSError:
+                hashed = None
+            digests = read_digests(spec.model, hashed)  # one read of the model gives the digests and its data files
             external = list(digests.info.external_data) if digests is not None else []
             stamps = []
             part = model_part(digests, self.hasher.model_hash(spec.model, external, stamps))

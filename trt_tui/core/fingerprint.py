@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import digest_store
 from .modelinfo import ModelDigests, ModelInfoError, read_model_digests
 from .sidecar import Stamp, stamp_of
 from .units import human_bytes, human_seconds
@@ -139,9 +140,11 @@ _digest_lock = threading.Lock()
 _digest_memo: dict[str, tuple[Stamp, ModelDigests | None]] = {}
 
 
-def read_digests(model: Path) -> ModelDigests | None:
+def read_digests(model: Path, hashed: tuple[str, Stamp] | None = None) -> ModelDigests | None:
     """The model's digests (None where it cannot be read as ONNX: the build says why), re-read only
-    when the file's `stamp` changed: they depend on the model file's bytes alone."""
+    when the file's `stamp` changed: they depend on the model file's bytes alone. `hashed`: the
+    file's SHA-256 and the stamp it had when hashed; while the file still has that stamp, its digests
+    may come from, and go to, the store kept across processes (`digest_store`)."""
     key = os.path.abspath(model)
     now = stamp_of(model)
     if now is None:
@@ -150,10 +153,15 @@ def read_digests(model: Path) -> ModelDigests | None:
         memo = _digest_memo.get(key)
     if memo is not None and memo[0] == now:
         return memo[1]
-    try:
-        value = read_model_digests(model)
-    except ModelInfoError:
-        value = None
+    file_hash = hashed[0] if hashed is not None and hashed[1] == now else None
+    value = digest_store.load(file_hash, model) if file_hash else None
+    if value is None:
+        try:
+            value = read_model_digests(model)
+        except ModelInfoError:
+            value = None
+        if value is not None and file_hash and stamp_of(model) == now:
+            digest_store.save(file_hash, value)
     with _digest_lock:
         _digest_memo[key] = (now, value)
     return value
