@@ -4,6 +4,7 @@ migration of a history database written before fingerprints existed."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -475,3 +476,20 @@ def test_a_model_with_external_data_is_not_kept(tmp_path, monkeypatch) -> None:
     taken = _fresh_process_fingerprint(tmp_path / "ext.onnx", tmp_path / "e.engine")
     assert taken.model["initializers"]
     assert not (tmp_path / "cache" / "model-digests").exists() or not any((tmp_path / "cache" / "model-digests").iterdir())
+
+
+def test_the_digest_store_stays_bounded(tmp_path, monkeypatch) -> None:
+    """A watched model makes a new content at every save: the oldest digests go beyond `KEEP`."""
+    from trt_tui.core import digest_store
+
+    monkeypatch.setenv("TRT_TUI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(digest_store, "KEEP", 3)
+    write_samples(tmp_path, ["mnist"])
+    model = tmp_path / "mnist.onnx"
+    digests = read_model_digests(model)
+    for n in range(5):
+        digest_store.save(f"{n:064x}", digests)
+        os.utime(tmp_path / "cache" / "model-digests" / f"{n:064x}.json", ns=(n * 10**9, n * 10**9))
+    kept = sorted(p.stem for p in (tmp_path / "cache" / "model-digests").iterdir())
+    assert kept == [f"{n:064x}" for n in (2, 3, 4)]
+    assert digest_store.load(f"{4:064x}", model).nodes == digests.nodes

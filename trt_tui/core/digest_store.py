@@ -68,8 +68,31 @@ def save(file_hash: str, digests: ModelDigests) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_bytes(path, json.dumps(_to_json(digests), separators=(",", ":")).encode())
+        _prune(path.parent)
     except (OSError, ValueError, TypeError):
         pass  # a cache: the next build walks the model again
+
+
+KEEP = 256  # model contents kept (a file is ~40 KB for ~900 nodes); a watched model makes one per save
+
+
+def _prune(folder: Path) -> None:
+    """The oldest files beyond `KEEP` go: the store stays bounded however often models change."""
+    files = list(folder.glob("*.json"))
+    if len(files) <= KEEP:
+        return
+    aged = []
+    for file in files:
+        try:
+            aged.append((file.stat().st_mtime_ns, file))
+        except OSError:
+            pass
+    aged.sort()
+    for _, file in aged[: len(aged) - KEEP]:
+        try:
+            file.unlink()
+        except OSError:
+            pass
 
 
 def _tensors(tensors: tuple[TensorInfo, ...]) -> list:
