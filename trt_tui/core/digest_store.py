@@ -10,9 +10,9 @@ thread executor, under the GIL the build shares.
 The digests depend on the file's bytes alone, so they are kept in the user's cache directory
 (`$TRT_TUI_CACHE`, else platformdirs' `user_cache_dir("trt-tui")`), one small JSON file per model
 content, named by the hash the engine cache computes anyway. A model that names external data files
-is not kept (where they are depends on where the copy is, not on its bytes). Any file that cannot be read back as written
-here (another version, cut short, edited) is ignored and the model is walked; one that cannot be
-written is not written. Nothing here raises.
+is not kept (where they are depends on where the copy is, not on its bytes). Any file that cannot be
+read back as written here (another version, cut short, edited) is ignored and the model is walked;
+one that cannot be written is not written. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -100,13 +100,11 @@ def _tensors(tensors: tuple[TensorInfo, ...]) -> list:
 
 
 def _to_json(digests: ModelDigests) -> dict:
-    info = digests.info
-    model_dir = os.path.dirname(os.path.abspath(info.path))
+    info = digests.info  # one without external data files (`save`)
     return {
         "version": VERSION,
         "size": info.size, "ir_version": info.ir_version, "producer": info.producer, "opsets": info.opsets,
         "inputs": _tensors(info.inputs), "outputs": _tensors(info.outputs), "num_nodes": info.num_nodes,
-        "external": [os.path.relpath(p, model_dir) for p in info.external_data],  # none, as saved
         "initializers": digests.initializers, "nodes": digests.nodes,
     }
 
@@ -116,12 +114,10 @@ def _from_json(data: dict, model: Path) -> ModelDigests:
         return tuple(TensorInfo(str(name), int(elem_type), None if shape is None else tuple(shape))
                      for name, elem_type, shape in items)
 
-    model_dir = os.path.dirname(os.path.abspath(model))
     info = ModelInfo(
         path=model, size=int(data["size"]), ir_version=data["ir_version"], producer=data["producer"],
         opsets={str(k): int(v) for k, v in data["opsets"].items()}, inputs=tensors(data["inputs"]),
-        outputs=tensors(data["outputs"]), num_nodes=int(data["num_nodes"]),
-        external_data=tuple(Path(os.path.normpath(os.path.join(model_dir, rel))) for rel in data["external"]),
+        outputs=tensors(data["outputs"]), num_nodes=int(data["num_nodes"]), external_data=(),
     )
     initializers, nodes = data["initializers"], data["nodes"]
     if not (isinstance(initializers, dict) and isinstance(nodes, dict)):
