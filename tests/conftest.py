@@ -155,3 +155,20 @@ def private_history(tmp_path_factory):
         os.environ.pop("TRT_TUI_HISTORY", None)
     else:
         os.environ["TRT_TUI_HISTORY"] = saved
+
+
+@pytest.fixture
+def python_without_nvml():
+    """Runs Python code in a fresh interpreter and returns its stdout, on a machine where NVML's library
+    cannot be loaded (no NVIDIA driver); skips elsewhere. For checks that nothing imports pynvml there."""
+    import subprocess
+
+    from trt_tui.core.nvml import nvml_present
+
+    if nvml_present():
+        pytest.skip("NVML's library loads here: this is for machines without an NVIDIA driver")
+
+    def run(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        return done.stdout
+    return run

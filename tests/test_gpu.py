@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -392,21 +391,17 @@ async def test_panel_scrolls_many_gpus():
         assert "GPU7 NVIDIA H200 #7" in screen_text(pilot.app)
 
 
-def test_a_machine_without_nvml_reports_it_without_importing_pynvml():
+def test_a_machine_without_nvml_reports_it_without_importing_pynvml(python_without_nvml):
     """The app's GPU panel on a machine with no NVIDIA driver says so without importing pynvml (~20 ms
     of the app's start, and again at every retry), and finds a driver installed later."""
-    from trt_tui.core.gpu import nvml_present
-
-    if nvml_present():
-        pytest.skip("NVML's library loads here: this is for machines without an NVIDIA driver")
-    probe = ("import sys\n"
-             "from trt_tui.core.gpu import GpuSampler\n"
-             "sampler = GpuSampler()\n"
-             "sampler.retry_init_s = 0.0\n"
-             "print(sampler.sample().reason, '|', sampler.sample().reason, '|', 'pynvml' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    out = python_without_nvml("import sys\n"
+                              "from trt_tui.core.gpu import GpuSampler\n"
+                              "sampler = GpuSampler()\n"
+                              "sampler.retry_init_s = 0.0\n"
+                              "print(sampler.sample().reason, '|', sampler.sample().reason, '|',"
+                              " 'pynvml' in sys.modules)\n")
     found = "No NVIDIA GPU: NVML library not found"
-    assert out.stdout.strip() == f"{found} | {found} | False", out.stdout + out.stderr
+    assert out.strip() == f"{found} | {found} | False", out
 
 
 def test_a_driver_installed_after_a_failed_start_is_found(monkeypatch):

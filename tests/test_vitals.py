@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -223,17 +222,12 @@ def test_gpu_memory_is_the_process_s_own_summed_over_gpus_and_none_without_nvml(
     assert gpu_memory_of(7, SimpleNamespace(nvmlDeviceGetCount=broken)) is None
 
 
-def test_a_machine_without_nvml_answers_no_gpu_without_loading_pynvml() -> None:
+def test_a_machine_without_nvml_answers_no_gpu_without_loading_pynvml(python_without_nvml) -> None:
     """Where NVML's library cannot be loaded (no NVIDIA driver), a build's GPU readings and its
     fingerprint's GPU say "none" without importing pynvml, whose import alone costs each build ~20 ms."""
-    from trt_tui.core.gpu import nvml_present
-
-    if nvml_present():
-        pytest.skip("NVML's library loads here: this is for machines without an NVIDIA driver")
-    probe = ("import os, sys\n"
-             "from trt_tui.core.fingerprint import host_info\n"
-             "from trt_tui.core.vitals import gpu_memory_of\n"
-             "host, gpu = host_info()\n"
-             "print(gpu, gpu_memory_of(os.getpid()), 'pynvml' in sys.modules, host['cores'] > 0)\n")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.split() == ["None", "None", "False", "True"], out.stdout + out.stderr
+    out = python_without_nvml("import os, sys\n"
+                              "from trt_tui.core.fingerprint import host_info\n"
+                              "from trt_tui.core.vitals import gpu_memory_of\n"
+                              "host, gpu = host_info()\n"
+                              "print(gpu, gpu_memory_of(os.getpid()), 'pynvml' in sys.modules, host['cores'] > 0)\n")
+    assert out.split() == ["None", "None", "False", "True"], out
