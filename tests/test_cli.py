@@ -566,3 +566,32 @@ def test_terminal_output_redraws_in_place_and_fits(
     final = screen.text_lines()
     assert not [line for line in final if "█" in line or "░" in line or " · " in line], final
     assert any(line.startswith(f"[{model}] succeeded: engine ") for line in final), final
+
+
+def test_help_lists_every_subcommand_and_fits_the_terminal(cli_env, trt_tui_command, monkeypatch) -> None:
+    """`trt-tui -h` names every subcommand, each subcommand's help is its own, and help wraps to the
+    terminal's width ($COLUMNS here) as argparse's own formatter would: the CLI sizes it without
+    importing shutil, and builds only the parser of the subcommand it was given."""
+    import argparse
+
+    from trt_tui import cli as cli_module
+
+    def run(columns: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*trt_tui_command, *args], capture_output=True, text=True, timeout=TIMEOUT,
+                              env=dict(cli_env, COLUMNS=columns), check=False)
+
+    top = run("100", "-h")
+    assert top.returncode == 0, top.stderr
+    assert "Subcommands: build, watch, history, run, samples, serve " in " ".join(top.stdout.split())
+    for name in ("build", "watch", "history", "run", "samples", "serve"):
+        shown = {}
+        for columns in ("60", "132"):
+            mine = run(columns, name, "-h")
+            assert mine.returncode == 0, mine.stderr
+            assert mine.stdout.startswith(f"usage: trt-tui {name} ")
+            monkeypatch.setenv("COLUMNS", columns)
+            stock = argparse.ArgumentParser(prog=f"trt-tui {name}", formatter_class=argparse.HelpFormatter)
+            cli_module.COMMANDS[name][1](stock)
+            assert mine.stdout == stock.format_help()
+            shown[columns] = mine.stdout
+        assert len(shown["60"].splitlines()) > len(shown["132"].splitlines())

@@ -23,8 +23,6 @@ from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-SUBCOMMANDS = ("build", "samples", "watch", "history", "serve", "run")
-
 
 
 class UsageError(Exception):
@@ -59,8 +57,38 @@ def seconds(text: str) -> float:
 # -- option parsing ----------------------------------------------------------------------------
 
 
+def terminal_columns() -> int:
+    """What `shutil.get_terminal_size().columns` says ($COLUMNS, else the terminal of stdout, else 80),
+    without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, sized as argparse sizes it. argparse makes a formatter for every option it is given
+    (to check its metavar) and the stock one imports `shutil` (and with it bz2 and lzma, ~3-5 ms) to
+    ask the terminal's width: every `trt-tui build` paid that before its build began, help or not."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's errors as one line (its usage block buries the one line that says what is wrong)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
@@ -741,7 +769,8 @@ def cmd_app(args) -> int:
 # -- entry point ---------------------------------------------------------------------------------
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+def app_parser() -> argparse.ArgumentParser:
+    """`trt-tui [PATHS]`: the app."""
     app = Parser(
         prog="trt-tui",
         description="Watch TensorRT engine builds live and cancel them. Subcommands: "
@@ -754,26 +783,32 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)
+    return app
 
-    sub = Parser(prog="trt-tui")
-    cmds = sub.add_subparsers(dest="command", required=True, parser_class=Parser)
-    b = cmds.add_parser("build", help="build engines headless")
+
+def _build_command(b: argparse.ArgumentParser) -> None:
     b.add_argument("models", nargs="+", help="ONNX files")
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
     b.add_argument("--json", action="store_true", help="one JSON object per event per line")
     add_build_options(b)
-    w = cmds.add_parser("watch", help="build models, then rebuild each when its ONNX file changes")
+
+
+def _watch_command(w: argparse.ArgumentParser) -> None:
     w.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
     w.add_argument("--json", action="store_true", help="one JSON object per event per line")
     add_build_options(w)
-    h = cmds.add_parser("history", help="list past builds")
+
+
+def _history_command(h: argparse.ArgumentParser) -> None:
     h.add_argument("model", nargs="?", help="only this model (path or file name); `history diff A B` compares "
                    "builds A and B (ids), `history diff MODEL` the model's last two builds")
     h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
     h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
     h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
-    r = cmds.add_parser("run", help="run a program and observe (and cancel) the TensorRT builds it makes")
+
+
+def _run_command(r: argparse.ArgumentParser) -> None:
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
     r.add_argument("--json", action="store_true", help="headless: one JSON object per event per line")
     r.add_argument("--headless", action="store_true", help="headless even on a terminal")
@@ -784,11 +819,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     add_vitals_options(r)
-    s = cmds.add_parser("samples", help="write sample ONNX models (random weights, generated locally)")
+
+
+def _samples_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("directory")
     s.add_argument("names", nargs="*", help="which samples (default: all)")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
-    v = cmds.add_parser("serve", help="serve the app to web browsers; the builds belong to this process")
+
+
+def _serve_command(v: argparse.ArgumentParser) -> None:
     v.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     v.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -796,7 +835,34 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="require this token on every request (no value: a random one); needed off loopback")
     v.add_argument("--theme", help="theme name (see themes/)")
     add_build_options(v)
-    return app, sub
+
+
+# name -> (help, what adds its options); in the order `trt-tui -h` names them
+COMMANDS = {
+    "build": ("build engines headless", _build_command),
+    "watch": ("build models, then rebuild each when its ONNX file changes", _watch_command),
+    "history": ("list past builds", _history_command),
+    "run": ("run a program and observe (and cancel) the TensorRT builds it makes", _run_command),
+    "samples": ("write sample ONNX models (random weights, generated locally)", _samples_command),
+    "serve": ("serve the app to web browsers; the builds belong to this process", _serve_command),
+}
+SUBCOMMANDS = tuple(COMMANDS)
+
+
+def command_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """`trt-tui SUBCOMMAND ...`; with `only`, that subcommand's parser alone: what `main` builds, since
+    the other five (four of them with every build option) took ~3-8 ms of every start."""
+    sub = Parser(prog="trt-tui")
+    cmds = sub.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, (summary, add_options) in COMMANDS.items():
+        if only is None or name == only:
+            add_options(cmds.add_parser(name, help=summary))
+    return sub
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """Both parsers, every subcommand in the second."""
+    return app_parser(), command_parser()
 
 
 # Set by `main` once a `trt-tui build` with a local executor is over and everything it wrote is closed
@@ -828,10 +894,9 @@ def entry() -> None:
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
     argv = sys.argv[1:] if argv is None else argv
-    app_parser, sub_parser = build_parser()
-    is_sub = bool(argv) and argv[0] in SUBCOMMANDS
+    parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
-        args = (sub_parser if is_sub else app_parser).parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import statistics
 import sys
 import threading
 import time
@@ -393,6 +392,8 @@ class History:
     def expected_phases(self, model: str | Path) -> dict[str, float] | None:
         """Median seconds per phase path over the last five successful builds of `model` (a phase
         missing from some of them: the median of those it appears in); None without such builds."""
+        import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay ~4 ms
+
         samples: dict[str, list[float]] = {}
         for rec in self.successes(model, EXPECTED_FROM):
             for key, seconds in rec.phases.items():
