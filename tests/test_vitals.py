@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -231,3 +232,59 @@ def test_a_machine_without_nvml_answers_no_gpu_without_loading_pynvml(python_wit
                               "host, gpu = host_info()\n"
                               "print(gpu, gpu_memory_of(os.getpid()), 'pynvml' in sys.modules, host['cores'] > 0)\n")
     assert out.split() == ["None", "None", "False", "True"], out
+
+
+FAKE_PYNVML = """
+from types import SimpleNamespace
+calls = {"init": 0, "shutdown": 0}
+FAIL = False
+class NVMLError(Exception):
+    pass
+def nvmlInit():
+    calls["init"] += 1
+    if FAIL:
+        raise NVMLError("driver/library version mismatch")
+def nvmlShutdown():
+    calls["shutdown"] += 1
+def nvmlDeviceGetCount():
+    return 1
+def nvmlDeviceGetHandleByIndex(i):
+    return i
+def nvmlDeviceGetName(h):
+    return b"Fake H200"
+def nvmlDeviceGetCudaComputeCapability(h):
+    return 9, 0
+def nvmlSystemGetDriverVersion():
+    return "565.57"
+def nvmlDeviceGetComputeRunningProcesses(h):
+    import os
+    return [SimpleNamespace(pid=os.getpid(), usedGpuMemory=3 << 20)]
+def nvmlDeviceGetGraphicsRunningProcesses(h):
+    return []
+"""
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_build_starts_nvml_once_for_its_fingerprint_and_vitals(cli_env, tmp_path, fails: bool) -> None:
+    """The fingerprint's GPU description and the vitals' GPU memory share one start of NVML for the
+    whole process, and nothing shuts it down between them (on a GPU host a first build paid ~25 ms to
+    start, stop and start it again). Where it cannot start, it is tried once. A scripted pynvml
+    stands in for the driver, in a fresh interpreter."""
+    (tmp_path / "pynvml.py").write_text(FAKE_PYNVML.replace("FAIL = False", f"FAIL = {fails}"))
+    code = ("import os, sys\n"
+            f"sys.path.insert(0, {str(tmp_path)!r})\n"
+            "import pynvml\n"
+            "from trt_tui.core import nvml\n"
+            "nvml._nvml_present = True  # this machine has no driver: say it loads\n"
+            "from trt_tui.core.fingerprint import host_info\n"
+            "from trt_tui.core.vitals import gpu_memory_of\n"
+            "host, gpu = host_info()\n"
+            "first, second = gpu_memory_of(os.getpid()), gpu_memory_of(os.getpid())\n"
+            "print(gpu and gpu['name'], gpu and gpu['compute_capability'], first, second,"
+            " pynvml.calls['init'], pynvml.calls['shutdown'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    if fails:
+        assert done.stdout.split() == ["None", "None", "None", "None", "1", "0"], done.stdout
+    else:
+        assert done.stdout.split() == ["Fake", "H200", "9.0", str(3 << 20), str(3 << 20), "1", "0"], done.stdout

@@ -89,15 +89,10 @@ def _cpu_model() -> str:
 
 def _gpu_info() -> dict | None:
     """The first GPU NVML reports, or None (no driver, no GPU, no pynvml)."""
-    from .nvml import nvml_present
+    from .nvml import nvml_started
 
-    if not nvml_present():
-        return None
-    try:
-        import pynvml as nvml
-
-        nvml.nvmlInit()
-    except Exception:
+    nvml = nvml_started()
+    if nvml is None:
         return None
     try:
         if nvml.nvmlDeviceGetCount() < 1:
@@ -120,11 +115,6 @@ def _gpu_info() -> dict | None:
         return info
     except Exception:
         return None
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except Exception:
-            pass
 
 
 def host_info() -> tuple[dict, dict | None]:

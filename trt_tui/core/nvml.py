@@ -1,6 +1,7 @@
-"""Whether NVIDIA's management library (NVML) can be loaded here, without importing pynvml.
+"""Whether NVIDIA's management library (NVML) can be loaded here, without importing pynvml; and NVML
+started once for the whole process.
 
-Its own module, with nothing else in it: every build asks it (the fingerprint's GPU, the vitals' GPU
+Its own module, with little else in it: every build asks it (the fingerprint's GPU, the vitals' GPU
 memory), and `gpu`'s dataclasses alone cost an import ~4 ms.
 """
 
@@ -35,5 +36,29 @@ def nvml_loads() -> bool:
     return True
 
 
+def nvml_started():
+    """pynvml with NVML initialised, or None where it cannot start here. Started once per process and
+    left running until the process exits (NVML counts its users, so the app's GPU panel may start and
+    stop it for itself beside this). The fingerprint's GPU description used to start it and shut it
+    down, and the vitals started it again: on a GPU host a process's first build paid ~12 ms, ~10 ms
+    and ~2.5 ms for that (`bench/sidework.py`). Where it failed once, it is not tried again in this
+    process."""
+    global _started
+    with _start_lock:
+        if _started is None:
+            _started = False
+            if nvml_present():
+                try:
+                    import pynvml
+
+                    pynvml.nvmlInit()
+                    _started = pynvml
+                except Exception:  # no GPU, a driver/library mismatch, pynvml missing
+                    pass
+        return _started or None
+
+
 _nvml_present: bool | None = None
 _nvml_lock = threading.Lock()
+_started = None  # None: not tried; False: cannot start here; else pynvml, started
+_start_lock = threading.Lock()

@@ -93,31 +93,18 @@ def verdict(samples: Sequence[Sample], last_callback: float | None, now: float,
 
 class _GpuMemory:
     """Per-process GPU memory through NVML, summed over GPUs; None where there is no GPU. NVML is
-    initialised once per process on first use; a machine without the driver answers None at once."""
-
-    _lock = threading.Lock()
-    _state: str | None = None  # None: not tried, "ok", "none"
+    started once per process (`nvml.nvml_started`, shared with the fingerprint's GPU description); a
+    machine without the driver answers None at once."""
 
     @classmethod
     def of(cls, pid: int, nvml=None) -> int | None:
         try:
             if nvml is None:
-                with cls._lock:
-                    if cls._state is None:
-                        try:
-                            from .nvml import nvml_present
+                from .nvml import nvml_started
 
-                            if not nvml_present():
-                                raise LookupError("no NVML library")
-                            import pynvml
-
-                            pynvml.nvmlInit()
-                            cls._state = "ok"
-                        except Exception:
-                            cls._state = "none"
-                    if cls._state != "ok":
-                        return None
-                import pynvml as nvml
+                nvml = nvml_started()
+                if nvml is None:
+                    return None
             total, found = 0, False
             for index in range(nvml.nvmlDeviceGetCount()):
                 handle = nvml.nvmlDeviceGetHandleByIndex(index)
