@@ -6,7 +6,8 @@ relays the child's batches, the pump, the message handlers and the repaints. Two
 - whole build (ResNet-50, ~2 s): Enter on the model, then CPU time (`RUSAGE_SELF`, all threads) and
   wall time until the final state is on screen. This includes what every build costs once (its row
   joins the list and lays the screen out, its tree is drawn, the model is hashed for history), which
-  a 2-second build cannot spread.
+  a 2-second build cannot spread. Also the screen's repaints in that time, and how many of them laid
+  the whole screen out first (each such repaints every widget: ~15 ms of CPU here).
 - steady (DenseNet, ~15-35 s): the CPU per second over a window of a long build, from 3 s after its
   start, with the screen's repaints counted: what watching a build costs while it runs.
 Target: ≤ 0.05 s of CPU per second of build.
@@ -34,19 +35,30 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-async def _measure_steady(directory: Path, names: list[str], reps: int, window: float) -> list[dict]:
+def _count_repaints() -> dict[str, int]:
+    """Counts, from now on, the screen's repaints and those of them that laid the whole screen out
+    first (each of those repaints every widget)."""
     from textual.screen import Screen
 
-    from trt_tui.ui.app import AppConfig, TrtTuiApp
+    counts = {"frames": 0, "layouts": 0}
+    refresh, layout = Screen._compositor_refresh, Screen._refresh_layout
 
-    frames = [0]
-    refresh = Screen._compositor_refresh
-
-    def counted(self) -> None:
-        frames[0] += 1
+    def counted_refresh(self) -> None:
+        counts["frames"] += 1
         refresh(self)
 
-    Screen._compositor_refresh = counted
+    def counted_layout(self, *args, **kwargs) -> None:
+        counts["layouts"] += bool(self._layout_required)  # not the scroll-only passes
+        layout(self, *args, **kwargs)
+
+    Screen._compositor_refresh, Screen._refresh_layout = counted_refresh, counted_layout
+    return counts
+
+
+async def _measure_steady(directory: Path, names: list[str], reps: int, window: float) -> list[dict]:
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    counts = _count_repaints()
     app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False,
                               history=str(directory / "appcpu-history.db")))
     rows = []
@@ -61,12 +73,12 @@ async def _measure_steady(directory: Path, names: list[str], reps: int, window: 
                 await pilot.press("enter")
                 job = next(iter(set(app.views) - before))
                 await pilot.pause(3.0)
-                c, t, f = _cpu(), time.perf_counter(), frames[0]
+                c, t, f = _cpu(), time.perf_counter(), counts["frames"]
                 await pilot.pause(window)
                 wall, cpu = time.perf_counter() - t, _cpu() - c
                 state = app.views[job].state
                 rows.append({"model": name, "wall": wall, "cpu": cpu, "cpu_per_s": cpu / wall,
-                             "frames_per_s": (frames[0] - f) / wall, "state": state.value})
+                             "frames_per_s": (counts["frames"] - f) / wall, "state": state.value})
                 if state.final:
                     raise RuntimeError(f"{name} finished within the window ({state.value}): no steady state measured")
                 app.scheduler.cancel(app.scheduler.jobs[job], force=True)
@@ -90,6 +102,7 @@ async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
                     final_at[message.job] = time.perf_counter()
                     arrived.set()
 
+    counts = _count_repaints()
     app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False,
                               history=str(directory / "appcpu-history.db")))
     rows = []
@@ -103,7 +116,7 @@ async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
                 await pilot.pause(0.5)
                 before = set(app.views)
                 arrived.clear()
-                c, t = _cpu(), time.perf_counter()
+                c, t, seen = _cpu(), time.perf_counter(), dict(counts)
                 await pilot.press("enter")
                 job = next(iter(set(app.views) - before))
                 while job not in final_at:  # woken by the hook: polling cost ~5% of what is measured
@@ -112,7 +125,8 @@ async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
                 await pilot.pause()  # the final state is on screen
                 wall, cpu = time.perf_counter() - t, _cpu() - c
                 rows.append({"model": name, "wall": wall, "cpu": cpu, "cpu_per_s": cpu / wall,
-                             "state": app.views[job].state.value})
+                             "state": app.views[job].state.value,
+                             **{k: counts[k] - seen[k] for k in counts}})
     return rows
 
 
@@ -139,7 +153,8 @@ def run(work, reps: int, names=("resnet50",), before: Path | None = None, log=pr
             for row in json.loads(lines[-1]):
                 row["how"] = how.split(":")[0]
                 rows[version].append(row)
-                frames = f", {row['frames_per_s']:.1f} frames/s" if "frames_per_s" in row else ""
+                frames = (f", {row['frames_per_s']:.1f} frames/s" if "frames_per_s" in row
+                          else f", {row['frames']} frames ({row['layouts']} laid out)" if "layouts" in row else "")
                 log(f"  {version:6s} {row['model']:9s} {row['how']:6s}: {row['wall']:.3f} s, app CPU {row['cpu']:.3f} s"
                     f" = {row['cpu_per_s']:.3f} s per s{frames} ({row['state']})")
     out = {"reps": reps, "models": list(names), "steady": list(steady), "window": window, "versions": {}}
@@ -150,7 +165,8 @@ def run(work, reps: int, names=("resnet50",), before: Path | None = None, log=pr
                 mine = [r for r in rs if r["model"] == name and r["how"] == how]
                 entry[name if how == "whole" else f"{name} (steady)"] = {
                     "cpu_per_s": summary([r["cpu_per_s"] for r in mine]), "wall": summary([r["wall"] for r in mine]),
-                    **({"frames_per_s": summary([r["frames_per_s"] for r in mine])} if how == "steady" else {})}
+                    **({"frames_per_s": summary([r["frames_per_s"] for r in mine])} if how == "steady" else
+                       {k: summary([r[k] for r in mine]) for k in ("cpu", "frames", "layouts") if k in mine[0]})}
     return out
 
 
