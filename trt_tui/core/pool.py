@@ -26,11 +26,11 @@ ends that process only, and no build inherits another's TensorRT state. `close` 
 waits for it, so no process of ours outlives the executor (a garbage-collected pool does the same).
 
 A spare is spawned, and only forked where that is safe (`may_fork`): from a process with one thread
-that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` and the app are when they start
-their first build processes. The forked child closes every file descriptor it inherited but its own pipe ends and the
-standard streams (`child.serve_forked`), as a spawned one has none of them, so it cannot keep the
-parent's end of its control pipe open (it exits when the parent does) nor anything else of the
-parent's.
+that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` and the app are when they start their
+first build processes. The forked child closes every file descriptor it inherited but its own pipe
+ends and the standard streams (`child.serve_forked`), as a spawned one has none of them, so it cannot
+keep the parent's end of its control pipe open (it exits when the parent does) nor anything else of
+the parent's.
 """
 
 from __future__ import annotations
