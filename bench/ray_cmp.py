@@ -12,7 +12,7 @@
   events pushed in the task, events and batches delivered, and push → delivery latency (the clock is
   system-wide on one machine). The process executor's figure is benchmark 7's.
 
-    python bench/ray_cmp.py [--reps 3] [--duration 3] [--out FILE]
+    python bench/ray_cmp.py [--reps 3] [--duration 3] [--out FILE]   # default bench/results/ray_cmp.json
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--out")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "ray_cmp.json"))
     args = parser.parse_args()
     import tempfile
 

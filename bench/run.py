@@ -2,7 +2,7 @@
 
 Runs the benchmarks of bench/README.md (each module's docstring says what it measures and how),
 prints progress and a summary table (every figure against its target, met or not), and writes every
-number to a JSON file (default bench/results.json). `--quick` is a ~2-minute smoke run with fewer
+number to a JSON file (default bench/results/run.json). `--quick` is a ~2-minute smoke run with fewer
 repetitions; the default run takes ~7 minutes on a 2-core machine.
 
 Every comparison is measured side by side in one run, interleaved (A B C, B C A, ...), and reported as
@@ -234,7 +234,7 @@ def print_table(rows: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a ~2-minute smoke run with fewer repetitions")
-    parser.add_argument("--out", default=str(HERE / "results.json"), help="where to write every figure (JSON)")
+    parser.add_argument("--out", default=str(HERE / "results" / "run.json"), help="where to write every figure (JSON)")
     parser.add_argument("--only", default=",".join(ALL), help=f"comma-separated subset of: {', '.join(ALL)}")
     parser.add_argument("--workdir", help="parent of the temporary work directory (default /dev/shm, else /tmp)")
     parser.add_argument("--overhead-configs", help=argparse.SUPPRESS)

@@ -6,7 +6,7 @@ Two figures per model, interleaved (alone, observed, observed, alone, ...), medi
 - wall: the whole command, which adds trt-tui's start-up (import, socket, the pump) and shutdown.
 A program that builds nothing (`python -c pass`) gives the fixed cost of `trt-tui run` alone.
 
-    python bench/run_observe.py [--reps N] [--densenet] [--out FILE]
+    python bench/run_observe.py [--reps N] [--densenet] [--out FILE]   # default bench/results/run_observe.json
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--densenet", action="store_true", help="also the ~15 s DenseNet (2 rounds)")
-    parser.add_argument("--out", default=str(REPO / "bench" / "run_observe.json"))
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "run_observe.json"))
     args = parser.parse_args()
     from trt_tui.core.samples import write_samples
 

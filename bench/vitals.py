@@ -13,7 +13,7 @@ there it includes the sampler), each as a ratio to "off".
 Also the cost of one reading itself (`VitalsWatch.sample()` on a live process: psutil, /proc, NVML
 where present), 300 times, in CPU time of the sampling thread: what the observer spends per second.
 
-    python bench/vitals.py [--rounds N] [--densenet-rounds N] [--out FILE]
+    python bench/vitals.py [--rounds N] [--densenet-rounds N] [--out FILE]   # default bench/results/vitals.json
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--densenet-rounds", type=int, default=2)
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "vitals.json")
     args = parser.parse_args()
     models = {"resnet50": args.rounds}
     if args.densenet_rounds:
