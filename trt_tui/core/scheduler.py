@@ -21,6 +21,7 @@ from .cache import EngineCache
 from .events import Event, State, StateChanged
 from .executors import Executor, ThreadExecutor
 from .job import BuildJob
+from .vitals import dump_stack
 
 Subscriber = Callable[[BuildJob, list[Event]], None]
 
@@ -109,6 +110,16 @@ class Scheduler:
     def active(self) -> list[BuildJob]:
         with self._lock:
             return [j for j in self.jobs.values() if not j.final]
+
+    def read_stacks(self, job_id: int) -> str | None:
+        """The native and Python stacks of the process building `job_id`, taken now (py-spy: blocks
+        for up to its timeout). None while no process of this host builds it (queued, over, or on
+        another node)."""
+        job = self.jobs.get(job_id)
+        pid = self.executor.pid_of(job) if job is not None and not job.final else None
+        if pid is None:
+            return None
+        return dump_stack(pid)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Until every submitted job is final and its last events were delivered."""
