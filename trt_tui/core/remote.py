@@ -5,8 +5,8 @@ must belong to the server process: a reload or a second browser sees the same bu
 stops nothing. So the serve process owns the `Scheduler` and a `BuildServer` publishes it; each tab's app
 attaches with a `RemoteScheduler`, which offers the part of the Scheduler's interface the app uses
 (`subscribe`, `submit`, `cancel`, `cancel_all`, `active`, `jobs`, `read_stacks`, `shutdown`). The
-stacks of a build are taken by the server, whose children the build processes are (a tab's process
-could not read them: a process may trace only its own descendants where Yama restricts ptrace).
+stacks of a build are taken by the server: its executor knows the build's process (a tab knows no
+pid), and a build on another node is read there or not at all.
 
 The transport is JSON lines over a Unix socket in a directory only this user can enter (mode 0700), so
 only this user's processes can connect. Server to client: `job` (a build exists), `events` (a batch, as
