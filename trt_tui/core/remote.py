@@ -361,8 +361,12 @@ class RemoteScheduler:
         return [job for job in self.jobs.values() if not job.final]
 
     def read_stacks(self, job_id: int) -> str | None:
-        """As `Scheduler.read_stacks`, taken by the server, which owns the build processes."""
-        return self._request("stacks", timeout=STACK_TIMEOUT + REPLY_TIMEOUT, job=job_id)
+        """As `Scheduler.read_stacks`, taken by the server, which owns the build processes. Why they
+        could not be had is the text, as py-spy's own failures are."""
+        try:
+            return self._request("stacks", timeout=STACK_TIMEOUT + REPLY_TIMEOUT, job=job_id)
+        except RemoteError as exc:
+            return f"the build server could not be asked for the stacks: {exc}"
 
     def shutdown(self, cancel: bool = True, timeout: float | None = None) -> bool:
         """Disconnect. The builds are the server's: leaving never cancels them, whatever `cancel` says."""

@@ -200,11 +200,6 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     remove_stale_socket_dirs()
     directory = tempfile.mkdtemp(prefix=SOCKET_DIR_PREFIX)
     socket_path = os.path.join(directory, SOCKET_NAME)
-    try:
-        builds = serve_session(session, socket_path, options)
-    except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
-        raise
 
     def stop_builds() -> None:  # at Ctrl-C, before the web server winds down: builds stop meanwhile
         cancelled = session.scheduler.cancel_all()
@@ -217,12 +212,14 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     def listening() -> None:
         print(f"trt-tui: serving {', '.join(paths)} on {urls[0]}{also} (Ctrl-C to stop)", flush=True)
 
-    web = make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening)
-    try:
-        web.serve()
+    builds = None
+    try:  # whatever ends it (a signal, a failure to listen, an exception), the directory goes
+        builds = serve_session(session, socket_path, options)
+        make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening).serve()
     finally:
         session.close()  # first: the builds' last events still reach every viewer
-        builds.close()
+        if builds is not None:
+            builds.close()
         shutil.rmtree(directory, ignore_errors=True)
     print("trt-tui: stopped", flush=True)  # not reached when it could not listen (OSError)
     return 0
