@@ -284,9 +284,9 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
     import aiohttp
 
     served = Served(str(long_dir), token="s3cret")
-    assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
 
     async def browse() -> None:
+        assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
         async with aiohttp.ClientSession() as anonymous:
             for path in ("/", "/static/js/textual.js", "/?token=wrong"):
                 async with anonymous.get(served.url + path) as response:
@@ -522,12 +522,13 @@ def test_sighup_stops_the_server_as_ctrl_c_does(long_dir):
     import aiohttp
 
     served = Served(str(long_dir), token="hangup")
+    tabs: list[psutil.Process] = []
 
     async def browse() -> None:
         async with aiohttp.ClientSession(headers={"Authorization": "Bearer hangup"}) as browser:
             tab = await open_tab(served, browser)
             await asyncio.to_thread(wait, lambda: len(served.sessions()) == 1, "the tab's app")
-            tabs = served.sessions()
+            tabs.extend(served.sessions())
             directory = tab_socket_dir(tabs)
             viewer = Viewer(os.path.join(directory, "builds.sock"))
             job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
@@ -546,6 +547,9 @@ def test_sighup_stops_the_server_as_ctrl_c_does(long_dir):
     try:
         asyncio.run(browse())
     finally:
+        for tab in tabs:
+            if tab.is_running():
+                tab.kill()
         served.stop_if_running()
     assert leftovers(long_dir) == []
 
