@@ -273,7 +273,7 @@ class TrtTuiApp(App[int]):
 
     @work(thread=True, exclusive=True, group="gpu", name="gpu-sampler", exit_on_error=False)
     def _sample_gpus(self) -> None:
-        while not self._stop_gpu.is_set():
+        while self.is_running and not self._stop_gpu.is_set():  # an exit that skips unmount ends it too
             self.post_message(GpuSampled(self.gpu_sampler.sample()))
             self.post_message(HostSampled(self.host_reader()))
             self._stop_gpu.wait(self.config.gpu_interval)
