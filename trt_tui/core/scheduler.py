@@ -15,6 +15,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from .build import BuildSpec, Outcome
 from .cache import EngineCache
@@ -25,7 +26,22 @@ from .vitals import dump_stack
 
 Subscriber = Callable[[BuildJob, list[Event]], None]
 
-__all__ = ["BuildJob", "Scheduler", "Subscriber"]
+__all__ = ["BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
+
+
+class BuildScheduler(Protocol):
+    """What a front end (the app, the headless renderers, the build server) asks of a scheduler:
+    `Scheduler` runs the builds itself; `remote.RemoteScheduler`, a served tab's, asks the server's."""
+
+    jobs: dict
+
+    def subscribe(self, subscriber: Subscriber) -> None: ...
+    def submit(self, spec: BuildSpec) -> BuildJob: ...
+    def cancel(self, job_id: int, force: bool = False) -> bool: ...
+    def cancel_all(self, force: bool = False) -> int: ...
+    def active(self) -> list: ...
+    def read_stacks(self, job_id: int) -> str | None: ...
+    def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
 
 
 class Scheduler:

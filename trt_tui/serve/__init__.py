@@ -121,7 +121,7 @@ def check(host: str, port: int, token_arg: str | None, token_file: str | None, n
         raise ValueError("serve needs textual-serve: pip install 'trt-tui[serve]'") from None
     if not 0 < port < 65536:
         raise ValueError(f"--port must be 1 to 65535, not {port}")
-    if token_arg:  # a bare --token (a random one, as before) is what happens anyway
+    if token_arg:  # a bare --token asks for a random one, which is what happens without it
         raise ValueError(f"--token TOKEN shows the token to every user of this host (ps): put it in ${TOKEN_ENV} "
                          "or in a file named by --token-file (without either, a random one is printed)")
     if no_token:
