@@ -24,6 +24,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .access import TOKEN_CHARS, Access, RedactingFormatter, host_addresses, is_loopback, is_wildcard
@@ -31,6 +32,7 @@ from .access import TOKEN_CHARS, Access, RedactingFormatter, host_addresses, is_
 SOCKET_DIR_PREFIX = "trt-tui-serve-"
 SOCKET_NAME = "builds.sock"
 TOKEN_ENV = "TRT_TUI_TOKEN"
+BIND_TO_LISTEN = 1.0  # seconds: far more than a starting server takes between binding and listening
 PAGE = Path(__file__).resolve().parent / "page"
 
 
@@ -175,7 +177,8 @@ def announced_urls(host: str, port: int, token: str | None) -> list[str]:
 
 def remove_stale_socket_dirs() -> None:
     """Remove the socket directories of this user's servers that died without cleaning up (killed):
-    one whose socket no longer answers. One still starting (no socket yet) or in use is left alone."""
+    one whose socket no longer answers. One in use, or still starting (no socket yet, or one bound
+    a moment ago that is not yet listening), is left alone."""
     root = Path(tempfile.gettempdir())
     for directory in root.glob(SOCKET_DIR_PREFIX + "*"):
         try:
@@ -183,6 +186,8 @@ def remove_stale_socket_dirs() -> None:
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
                 continue
             if [p.name for p in directory.iterdir()] != [SOCKET_NAME]:
+                continue
+            if time.time() - (directory / SOCKET_NAME).lstat().st_mtime < BIND_TO_LISTEN:
                 continue
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
                 if probe.connect_ex(str(directory / SOCKET_NAME)) == 0:
