@@ -145,8 +145,9 @@ class Access:
     def _authorised(self, request) -> bool:
         header = request.headers.get("Authorization", "")
         bearer = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
-        return any(self._matches(given, self.token) for given in (request.query.get("token", ""), bearer)) \
-            or self._matches(request.cookies.get(self.cookie, ""), self.cookie_value)
+        if self._matches(request.query.get("token", ""), self.token) or self._matches(bearer, self.token):
+            return True
+        return self._matches(request.cookies.get(self.cookie, ""), self.cookie_value)
 
     @staticmethod
     def _matches(given: str, expected: str) -> bool:
