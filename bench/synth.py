@@ -113,6 +113,9 @@ class SyntheticExecutor:
     def force_cancel(self, job) -> bool:
         return False
 
+    def pid_of(self, job) -> int | None:
+        return None  # no process of its own to read stacks from
+
     def close(self) -> None:
         pass
 

@@ -153,13 +153,65 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
     assert leftovers(long_dir) == []
 
 
-def test_serve_off_loopback_needs_a_token(long_dir, capsys):
-    assert main(["serve", str(long_dir), "--host", "0.0.0.0"]) == 2
+def one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--token" in err[0] and "0.0.0.0" in err[0]
-    assert main(["serve", "--host", "0.0.0.0", "--token", str(long_dir)]) == 2  # the path is no token
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is a path, not a token" in err[0]
+    assert len(err) == 1, err
+    return err[0]
+
+
+async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(build_server, long_dir):
+    """`s` in a served tab shows the stacks of the build's process, taken by the server that runs it
+    (the tab has no executor: it crashed here); `w` is not offered at all (no key, no footer entry,
+    no palette command), where it used to be offered only to say it was unavailable."""
+    from trt_tui.ui.screens import StackScreen
+
+    other = Viewer(build_server.path)
+    job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+    server_job = build_server.scheduler.jobs[job.id]
+    app = TrtTuiApp(AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _wait_pilot(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
+        keys = {binding.key for _, binding, _, _ in app.screen.active_bindings.values()}
+        assert "w" not in keys and "s" in keys
+        palette = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Watch" not in palette and "Stack" in palette
+        pid = build_server.scheduler.executor.pid_of(server_job)
+        assert pid is not None and pid != os.getpid()
+        await pilot.press("s")
+        await _wait_pilot(pilot, lambda: isinstance(app.screen, StackScreen), 60)
+        assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text
+        await pilot.press("escape")
+        await pilot.press("c", "c")
+        await _wait_pilot(pilot, lambda: app.views[job.id].state.final)
+        await pilot.press("s")  # over: the stacks it took when it stalled, or why there are none
+        await pilot.pause(0.2)
+        assert [n.message for n in app._notifications][-1] == f"Build #{job.id} has no running process to read"
+    other.remote.shutdown(timeout=5)
+    assert leftovers(long_dir) == []
+
+
+def test_serve_no_token_only_on_loopback_and_never_a_token_in_argv(long_dir, tmp_path, capsys, monkeypatch):
+    """`--no-token` is refused off loopback; a token on the command line (which `ps` shows every user)
+    is refused, saying how to pass it; a token file others can read, or an empty one, is refused."""
+    monkeypatch.delenv("TRT_TUI_TOKEN", raising=False)
+    assert main(["serve", str(long_dir), "--host", "0.0.0.0", "--no-token"]) == 2
+    assert "loopback" in one_line_error(capsys)
+    for argv in (["--token", "s3cret"], ["--token=s3cret"], ["--host", "0.0.0.0", "--token", str(long_dir)]):
+        assert main(["serve", str(long_dir), *argv]) == 2
+        err = one_line_error(capsys)
+        assert "ps" in err and "TRT_TUI_TOKEN" in err and "--token-file" in err and "s3cret" not in err
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret\n")
+    token_file.chmod(0o644)
+    assert main(["serve", str(long_dir), "--token-file", str(token_file)]) == 2
+    assert "other users can read it" in one_line_error(capsys)
+    token_file.write_text("")
+    token_file.chmod(0o600)
+    assert main(["serve", str(long_dir), "--token-file", str(token_file)]) == 2
+    assert "is empty" in one_line_error(capsys)
+    monkeypatch.setenv("TRT_TUI_TOKEN", "not a token")
+    assert main(["serve", str(long_dir)]) == 2
+    assert "TRT_TUI_TOKEN: not a token" in one_line_error(capsys)
 
 
 def test_serve_port_in_use_is_one_line(long_dir, capsys):
@@ -180,16 +232,22 @@ def free_port() -> int:
 
 
 class Served:
-    """`trt-tui serve` as a user starts it, in its own process group so Ctrl-C reaches all of it."""
+    """`trt-tui serve` as a user starts it, in its own process group so Ctrl-C reaches all of it.
+    `token`: given through $TRT_TUI_TOKEN (None: none given, so the server makes one up)."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, token: str | None = None) -> None:
         self.port = free_port()
         env = dict(os.environ, PYTHONPATH=str(REPO))
+        env.pop("TRT_TUI_TOKEN", None)
+        if token is not None:
+            env["TRT_TUI_TOKEN"] = token
         self.proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "serve", *args, "--port", str(self.port)],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                      start_new_session=True)
         self.first_line = self.proc.stdout.readline()
         self.url = f"http://127.0.0.1:{self.port}"
+        printed = re.search(r"\?token=([A-Za-z0-9._~-]+)", self.first_line)
+        self.token = printed.group(1) if printed else None
         wait(self._listening, "the server to listen", 30)
 
     def _listening(self) -> bool:
@@ -225,10 +283,10 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
     Ctrl-C cancels the running build, ends every session and leaves nothing behind."""
     import aiohttp
 
-    served = Served(str(long_dir), "--token", "s3cret")
-    assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
+    served = Served(str(long_dir), token="s3cret")
 
     async def browse() -> None:
+        assert "?token=s3cret" in served.first_line and str(long_dir) in served.first_line
         async with aiohttp.ClientSession() as anonymous:
             for path in ("/", "/static/js/textual.js", "/?token=wrong"):
                 async with anonymous.get(served.url + path) as response:
@@ -243,7 +301,9 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:
             async with browser.get(served.url + "/?token=s3cret&fontsize=14", allow_redirects=False) as response:
                 assert response.status == 303 and response.headers["Location"] == "/?fontsize=14"
-                assert "HttpOnly" in response.headers["Set-Cookie"]
+                cookie = response.cookies[f"trt_tui_token_{served.port}"]
+                assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/"
+                assert "s3cret" not in cookie.value  # other services of the host see it: not the token
             async with browser.get(served.url + "/?fontsize=14") as response:  # the cookie now
                 assert response.status == 200
                 page = await response.text()
@@ -282,6 +342,248 @@ def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
     assert leftovers(long_dir) == []
 
 
+def raw_request(port: int, head: bytes) -> int:
+    """Send `head` (a whole request, its bytes as given) to the server on loopback; the status it answers."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(head)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+def tab_socket_dir(tabs: list[psutil.Process]) -> str:
+    cmdline = tabs[0].cmdline()
+    return os.path.dirname(cmdline[cmdline.index("--attach") + 1])
+
+
+async def open_tab(served: Served, session, **kwargs):
+    """A browser tab's WebSocket; its app process has drawn once when this returns."""
+    import aiohttp
+
+    tab = await session.ws_connect(served.url + "/ws?width=100&height=30", **kwargs)
+    message = await tab.receive(timeout=60)
+    assert message.type == aiohttp.WSMsgType.BINARY and message.data
+    return tab
+
+
+def test_serve_requires_a_token_by_default_even_on_loopback(long_dir):
+    """Without `--no-token`, a loopback server makes up a token, prints it in the URL and refuses any
+    request without it; `--no-token` (loopback only) serves anyone who passes the Host check."""
+    import aiohttp
+
+    async def status(served: Served, path: str = "/", **headers) -> int:
+        async with aiohttp.ClientSession(headers=headers) as browser:
+            async with browser.get(served.url + path, allow_redirects=False) as response:
+                return response.status
+
+    served = Served(str(long_dir))
+    try:
+        assert served.token is not None and len(served.token) >= 24, served.first_line
+        assert asyncio.run(status(served)) == 403
+        assert asyncio.run(status(served, Authorization=f"Bearer {served.token}")) == 200
+        assert asyncio.run(status(served, f"/?token={served.token}")) == 303
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    open_served = Served(str(long_dir), "--no-token")
+    try:
+        assert open_served.token is None and "?token=" not in open_served.first_line
+        assert asyncio.run(status(open_served)) == 200
+        assert asyncio.run(status(open_served, Host="rebound.example.com")) == 403
+    finally:
+        rc, output = open_served.ctrl_c()
+    assert rc == 0, output
+
+
+def test_serve_checks_host_and_origin_before_starting_an_app(long_dir):
+    """Even with the token: a Host that is not one of the server's names (DNS rebinding) or another
+    site's Origin (a cross-site WebSocket) is refused with 403, and no app process is started; the
+    loopback names (whatever port a tunnel uses) and the page's own origin are served."""
+    import aiohttp
+
+    served = Served(str(long_dir), token="h0st-check")
+
+    async def browse() -> None:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer h0st-check"}) as script:
+            for host, expected in (("rebound.example.com", 403), (f"rebound.example.com:{served.port}", 403),
+                                   (f"localhost:{served.port}", 200), (f"[::1]:{served.port}", 200),
+                                   ("127.0.0.1:9000", 200), (f"LOCALHOST.:{served.port}", 200)):
+                for path in ("/", "/static/js/textual.js"):
+                    async with script.get(served.url + path, headers={"Host": host}) as response:
+                        assert response.status == expected, (host, path)
+            refused = [{"headers": {"Host": f"rebound.example.com:{served.port}"}},
+                       {"origin": "http://evil.example.com"}, {"origin": "null"},
+                       {"origin": f"http://127.0.0.1:{served.port + 1}"}, {"origin": f"https://127.0.0.1:{served.port}"}]
+            for kwargs in refused:
+                with pytest.raises(aiohttp.WSServerHandshakeError) as handshake:
+                    await script.ws_connect(served.url + "/ws?width=80&height=24", **kwargs)
+                assert handshake.value.status == 403, kwargs
+            await asyncio.sleep(1)
+            assert served.sessions() == []  # not one app process for a refused request
+            tab = await open_tab(served, script, origin=f"http://127.0.0.1:{served.port}")
+            assert len(served.sessions()) == 1
+            await tab.close()
+
+    try:
+        asyncio.run(browse())
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+
+
+def test_serve_bad_bytes_in_credentials_and_the_log_never_show_the_token(long_dir):
+    """A byte that is not UTF-8 in `Authorization`, the cookie or the query is a plain 403 (not a 500
+    with a traceback); the server's log masks the token, in `?token=` as anywhere."""
+    token = "L0ng-s3cret-token"
+    served = Served(str(long_dir), token=token)
+    host = f"Host: 127.0.0.1:{served.port}\r\nConnection: close\r\n".encode()
+    try:
+        for extra in (b"Authorization: Bearer " + token.encode() + b"\xff\r\n", b"Authorization: Bearer \xff\xfe\r\n",
+                      f"Cookie: trt_tui_token_{served.port}=".encode() + b"\xff\xfe\r\n"):
+            assert raw_request(served.port, b"GET / HTTP/1.1\r\n" + host + extra + b"\r\n") == 403, extra
+        assert raw_request(served.port, b"GET /?token=%ff%fe HTTP/1.1\r\n" + host + b"\r\n") == 403
+        assert raw_request(served.port, f"GET /?token={token} HTTP/1.1\r\n".encode() + host + b"\r\n") == 303
+        raw_request(served.port, f"GET /?token={token}&x=\xff HTTP/1.1\r\n".encode("latin-1") + host + b"\r\n")
+        assert raw_request(served.port, b"GET /static/js/textual.js HTTP/1.1\r\n" + host
+                           + f"Authorization: Bearer {token}\r\n\r\n".encode()) == 200
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    log = output.split("\n", 1)[1]  # after the start-up line, which gives the URL with its token
+    assert "GET /?token=…" in log and " 303 " in log
+    assert token not in log and " 500 " not in log, log
+
+
+def test_two_servers_on_one_host_keep_their_own_cookies(long_dir):
+    """Cookies do not see ports: with one cookie name, signing in to a second server on the host
+    signed the browser out of the first. Named by port, both stay signed in."""
+    import aiohttp
+
+    first, second = Served(str(long_dir), token="first-token"), Served(str(long_dir), token="second-token")
+
+    async def browse() -> None:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:
+            for served in (first, second):
+                async with browser.get(f"{served.url}/?token={served.token}") as response:
+                    assert response.status == 200
+            for served in (first, second):
+                async with browser.get(served.url + "/") as response:
+                    assert response.status == 200, served.port
+            names = {cookie.key for cookie in browser.cookie_jar}
+            assert names == {f"trt_tui_token_{first.port}", f"trt_tui_token_{second.port}"}
+
+    try:
+        asyncio.run(browse())
+    finally:
+        for served in (first, second):
+            rc, output = served.ctrl_c()
+            assert rc == 0, output
+
+
+def test_killed_server_leaves_no_tab_and_the_next_removes_its_socket_directory(long_dir):
+    """kill -9 of the server: each tab's app process dies with it (nothing else would ever end it);
+    the socket directory it could not remove is removed by the next server on the host."""
+    import aiohttp
+
+    served = Served(str(long_dir), token="k1ll")
+    tabs: list[psutil.Process] = []
+    directories: list[str] = []
+
+    async def open_two_tabs() -> None:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer k1ll"}) as browser:
+            pages = [await open_tab(served, browser) for _ in range(2)]  # noqa: F841 (open until the kill)
+            await asyncio.to_thread(wait, lambda: len(served.sessions()) == 2, "two app sessions")
+            tabs.extend(served.sessions())
+            directories.append(tab_socket_dir(tabs))
+            os.kill(served.proc.pid, signal.SIGKILL)  # the server alone, as `kill -9 PID` does
+            assert served.proc.wait(30) == -signal.SIGKILL
+
+    try:
+        asyncio.run(open_two_tabs())
+        gone, alive = psutil.wait_procs(tabs, timeout=30)
+        assert not alive, [p.cmdline() for p in alive]
+        directory = directories[0]
+        assert os.path.isdir(directory)  # SIGKILL runs no clean-up: left to the next server
+        next_one = Served(str(long_dir), "--no-token")
+        assert not os.path.exists(directory)
+        rc, output = next_one.ctrl_c()
+        assert rc == 0, output
+    finally:
+        for tab in tabs:
+            if tab.is_running():
+                tab.kill()
+        served.stop_if_running()
+
+
+def test_sighup_stops_the_server_as_ctrl_c_does(long_dir):
+    """SIGHUP (the server's terminal closed) or SIGTERM: the running build is cancelled, every tab's
+    app process ends, the socket directory goes, the server exits 0."""
+    import aiohttp
+
+    served = Served(str(long_dir), token="hangup")
+    tabs: list[psutil.Process] = []
+
+    async def browse() -> None:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer hangup"}) as browser:
+            tab = await open_tab(served, browser)
+            await asyncio.to_thread(wait, lambda: len(served.sessions()) == 1, "the tab's app")
+            tabs.extend(served.sessions())
+            directory = tab_socket_dir(tabs)
+            viewer = Viewer(os.path.join(directory, "builds.sock"))
+            job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+            await asyncio.to_thread(wait, lambda: "Building engine" in viewer.phases(job.id), "the build")
+            os.kill(served.proc.pid, signal.SIGHUP)
+            rc = await asyncio.to_thread(served.proc.wait, 60)
+            output = served.first_line + served.proc.stdout.read()
+            assert rc == 0 and output.rstrip().endswith("trt-tui: stopped"), output
+            assert "cancelling 1 build(s)" in output
+            assert viewer.remote.jobs[job.id].state is State.CANCELLED
+            gone, alive = psutil.wait_procs(tabs, timeout=30)
+            assert not alive, [p.cmdline() for p in alive]
+            assert not os.path.exists(directory)
+            await tab.close()
+
+    try:
+        asyncio.run(browse())
+    finally:
+        for tab in tabs:
+            if tab.is_running():
+                tab.kill()
+        served.stop_if_running()
+    assert leftovers(long_dir) == []
+
+
+def test_page_has_a_title_fetches_nothing_elsewhere_and_announces_real_addresses(long_dir):
+    """The page is titled and loads everything (its fonts too) from the server; listening on every
+    interface, the start-up line names this host, which a browser elsewhere can open, not 0.0.0.0."""
+    import aiohttp
+
+    served = Served(str(long_dir), "--host", "0.0.0.0", token="t1tle")
+
+    async def browse() -> None:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer t1tle"}) as browser:
+            async with browser.get(served.url + "/") as response:
+                assert response.status == 200
+                page = await response.text()
+            assert "<title>trt-tui</title>" in page
+            addresses = [a or b for a, b in re.findall(r"""\s(?:src|href)="([^"]+)"|url\("?([^")]+)""", page)]
+            assert addresses and all(a.startswith(served.url + "/") for a in addresses), addresses
+            assert "googleapis" not in page and "https://" not in page
+            for address in addresses:
+                async with browser.get(address) as response:
+                    assert response.status == 200, address
+            assert any(a.endswith(".ttf") for a in addresses)
+
+    try:
+        assert "0.0.0.0" not in served.first_line, served.first_line
+        assert f"http://{socket.gethostname()}:{served.port}/?token=t1tle" in served.first_line
+        asyncio.run(browse())
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+
+
 # Records what the page's WebSocket receives: the terminal draws on a canvas, so this is how the test
 # reads the screen the browser was sent. Keys still go through the browser into xterm.js.
 SCREEN_HOOK = """(() => {
@@ -300,13 +602,15 @@ ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x
 
 
 def test_browser_builds_and_cancels(long_dir):
-    """Chromium opens the page, sees the model list and a phase of a real build, presses `c`, sees it
-    cancelled; a second browser, open meanwhile, follows the same build live and sees the cancel too.
-    TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the running build there."""
+    """Chromium opens the page (titled, everything it loads from the server), sees the model list and
+    a phase of a real build, reads the build's stacks with `s` (the server takes them), presses `c`,
+    sees it cancelled; a second browser, open meanwhile, follows the same build live and sees the
+    cancel too. `w` (watch) is not offered. TRT_TUI_SCREENSHOTS=DIR saves the browser's view of the
+    running build there."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (Debian: apt-get install chromium); Playwright never downloads one")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    served = Served(str(long_dir), "--token", "br0wser")
+    served = Served(str(long_dir), token="br0wser")
 
     def screen(page) -> str:
         return ESCAPES.sub("", page.evaluate("window.__screen"))
@@ -319,8 +623,11 @@ def test_browser_builds_and_cancels(long_dir):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.add_init_script(SCREEN_HOOK)
+            fetched: list[str] = []
+            page.on("request", lambda request: fetched.append(request.url))
             page.goto(served.url + "/?token=br0wser")  # as printed; the page comes back without it
             assert page.url == served.url + "/"
+            assert page.title() == "trt-tui"
             second = browser.new_page(viewport={"width": 1400, "height": 900})  # a fresh context: another browser
             second.add_init_script(SCREEN_HOOK)
             assert second.goto(served.url + "/").status == 403  # no cookie there yet
@@ -336,12 +643,19 @@ def test_browser_builds_and_cancels(long_dir):
             if os.environ.get("TRT_TUI_SCREENSHOTS"):
                 page.screenshot(path=str(Path(os.environ["TRT_TUI_SCREENSHOTS"]) / "serve-browser.png"))
             wait(shows(second, "Building engine"), "the second browser to show the same build live", 30)
+            mark = len(screen(page))
+            page.keyboard.press("s")
+            wait(shows(page, "Stacks of build #1, taken now", mark), "the build's stacks", 60)
+            page.keyboard.press("Escape")
+            assert "Watch" not in screen(page)  # not in the footer, where every offered key is
             mark, second_mark = len(screen(page)), len(screen(second))
             page.keyboard.press("c")
             wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
             assert "Cancelling #1 densenet.onnx" in screen(page)[mark:]
             wait(shows(second, "cancelled", second_mark), "the second browser to see the cancel", 30)
             browser.close()
+            elsewhere = [url for url in fetched if not url.startswith((served.url + "/", "data:", "blob:"))]
+            assert fetched and not elsewhere, elsewhere
     finally:
         rc, output = served.ctrl_c()
     assert rc == 0, output

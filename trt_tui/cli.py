@@ -631,11 +631,10 @@ def cmd_history_diff(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    """The app for web browsers; the builds belong to this process (see serve.py)."""
+    """The app for web browsers; the builds belong to this process (see serve/)."""
     from . import serve
-
     try:
-        token = serve.check(args.host, args.port, args.token)
+        token = serve.check(args.host, args.port, args.token, args.token_file, args.no_token)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     options = options_from_args(args)
@@ -831,8 +830,9 @@ def _serve_command(v: argparse.ArgumentParser) -> None:
     v.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
     v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     v.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    v.add_argument("--token", nargs="?", const="", metavar="TOKEN",
-                   help="require this token on every request (no value: a random one); needed off loopback")
+    v.add_argument("--token-file", metavar="FILE", help="the token to require (default: $TRT_TUI_TOKEN, else random)")
+    v.add_argument("--no-token", action="store_true", help="require no token (loopback addresses only)")
+    v.add_argument("--token", nargs="?", const="", help=argparse.SUPPRESS)  # refused with a value: ps shows it
     v.add_argument("--theme", help="theme name (see themes/)")
     add_build_options(v)
 

@@ -33,9 +33,8 @@ class Executor(Protocol):
     name: str
 
     def run(self, job: BuildJob) -> Outcome: ...
-
     def force_cancel(self, job: BuildJob) -> bool: ...
-
+    def pid_of(self, job: BuildJob) -> int | None: ...  # the process of this host building `job`, if any
     def close(self) -> None: ...
 
 

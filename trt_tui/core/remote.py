@@ -4,7 +4,9 @@
 must belong to the server process: a reload or a second browser sees the same builds, and closing a tab
 stops nothing. So the serve process owns the `Scheduler` and a `BuildServer` publishes it; each tab's app
 attaches with a `RemoteScheduler`, which offers the part of the Scheduler's interface the app uses
-(`subscribe`, `submit`, `cancel`, `cancel_all`, `active`, `jobs`, `shutdown`).
+(`subscribe`, `submit`, `cancel`, `cancel_all`, `active`, `jobs`, `read_stacks`, `shutdown`). The
+stacks of a build are taken by the server: its executor knows the build's process (a tab knows no
+pid), and a build on another node is read there or not at all.
 
 The transport is JSON lines over a Unix socket in a directory only this user can enter (mode 0700), so
 only this user's processes can connect. Server to client: `job` (a build exists), `events` (a batch, as
@@ -15,7 +17,8 @@ happened before this client connected is complete), `reply`. Client to server: `
 The server keeps every delivered batch per job, so a client that connects late replays the builds from
 their start and then follows them live; the lock that appends to that record also queues the batch for
 every client, so a joining client sees no gap and no duplicate. Each client has its own writer thread:
-the scheduler's pump only appends to queues and never waits for a slow viewer.
+the scheduler's pump only appends to queues and never waits for a slow viewer. A request that takes
+long (`stacks`) is answered on its own thread, so the viewer's cancel is not held behind it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from .build import BuildOptions, BuildSpec, default_output
 from .events import State, StateChanged, event_from_dict, event_to_dict
 from .monitor import CancelToken
 from .session import Session, history_path
+from .vitals import STACK_TIMEOUT
 
 REPLY_TIMEOUT = 10.0
+SLOW_REQUESTS = frozenset({"stacks"})
 
 
 def _line(message: dict) -> bytes:
@@ -79,19 +84,26 @@ class _Client:
     def _read(self) -> None:
         try:
             for raw in self.conn.makefile("rb"):
-                request = None
                 try:
                     request = json.loads(raw)
-                    result = self.server._handle(request)
-                    reply = {"t": "reply", "req": request.get("req"), "result": result}
-                except Exception as exc:  # a bad request gets an answer, never kills the server
-                    reply = {"t": "reply", "req": None, "error": str(exc)}
-                    if isinstance(request, dict):
-                        reply["req"] = request.get("req")
-                self.send(_line(reply))
-        except (OSError, ValueError):
+                except ValueError as exc:
+                    self.send(_line({"t": "reply", "req": None, "error": str(exc)}))
+                    continue
+                if isinstance(request, dict) and request.get("op") in SLOW_REQUESTS:
+                    threading.Thread(target=self._answer, args=(request,), name="trt-tui-remote-slow",
+                                     daemon=True).start()
+                else:
+                    self._answer(request)
+        except (OSError, ValueError):  # the connection closed under the reader
             pass
         self.close()
+
+    def _answer(self, request) -> None:
+        try:
+            reply = {"t": "reply", "req": request.get("req"), "result": self.server._handle(request)}
+        except Exception as exc:  # a bad request gets an answer, never kills the server
+            reply = {"t": "reply", "req": request.get("req") if isinstance(request, dict) else None, "error": str(exc)}
+        self.send(_line(reply))
 
 
 class BuildServer:
@@ -171,6 +183,8 @@ class BuildServer:
             return self._cancel(int(request["job"]))
         if op == "cancel_all":
             return sum(self._cancel(job.id) for job in self.scheduler.active())
+        if op == "stacks":
+            return self.scheduler.read_stacks(int(request["job"]))
         raise ValueError(f"unknown request {op!r}")
 
     def _cancel(self, job_id: int) -> bool:
@@ -307,7 +321,7 @@ class RemoteScheduler:
             job = self.jobs[message["id"]] = RemoteJob(message["id"], spec)
         return job
 
-    def _request(self, op: str, **args):
+    def _request(self, op: str, timeout: float = REPLY_TIMEOUT, **args):
         if self._sock is None or self.disconnected.is_set():
             raise RemoteError("the build server is gone")
         req = next(self._ids)
@@ -317,7 +331,7 @@ class RemoteScheduler:
                 self._sock.sendall(_line({"req": req, "op": op, **args}))
             except OSError as exc:
                 raise RemoteError(f"the build server is gone: {exc.strerror or exc}") from None
-        if not done.wait(REPLY_TIMEOUT) or req not in self._replies:
+        if not done.wait(timeout) or req not in self._replies:
             raise RemoteError("the build server is gone")
         reply = self._replies.pop(req)
         if "error" in reply:
@@ -345,6 +359,14 @@ class RemoteScheduler:
 
     def active(self) -> list[RemoteJob]:
         return [job for job in self.jobs.values() if not job.final]
+
+    def read_stacks(self, job_id: int) -> str | None:
+        """As `Scheduler.read_stacks`, taken by the server, which owns the build processes. Why they
+        could not be had is the text, as py-spy's own failures are."""
+        try:
+            return self._request("stacks", timeout=STACK_TIMEOUT + REPLY_TIMEOUT, job=job_id)
+        except RemoteError as exc:
+            return f"the build server could not be asked for the stacks: {exc}"
 
     def shutdown(self, cancel: bool = True, timeout: float | None = None) -> bool:
         """Disconnect. The builds are the server's: leaving never cancels them, whatever `cancel` says."""

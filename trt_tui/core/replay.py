@@ -93,5 +93,8 @@ class ReplayExecutor:
     def force_cancel(self, job: BuildJob) -> bool:
         return False
 
+    def pid_of(self, job: BuildJob) -> int | None:
+        return None  # a replay has no process to read
+
     def close(self) -> None:
         pass

@@ -15,16 +15,33 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from .build import BuildSpec, Outcome
 from .cache import EngineCache
 from .events import Event, State, StateChanged
 from .executors import Executor, ThreadExecutor
 from .job import BuildJob
+from .vitals import dump_stack
 
 Subscriber = Callable[[BuildJob, list[Event]], None]
 
-__all__ = ["BuildJob", "Scheduler", "Subscriber"]
+__all__ = ["BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
+
+
+class BuildScheduler(Protocol):
+    """What a front end (the app, the headless renderers, the build server) asks of a scheduler:
+    `Scheduler` runs the builds itself; `remote.RemoteScheduler`, a served tab's, asks the server's."""
+
+    jobs: dict
+
+    def subscribe(self, subscriber: Subscriber) -> None: ...
+    def submit(self, spec: BuildSpec) -> BuildJob: ...
+    def cancel(self, job_id: int, force: bool = False) -> bool: ...
+    def cancel_all(self, force: bool = False) -> int: ...
+    def active(self) -> list: ...
+    def read_stacks(self, job_id: int) -> str | None: ...
+    def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
 
 
 class Scheduler:
@@ -109,6 +126,16 @@ class Scheduler:
     def active(self) -> list[BuildJob]:
         with self._lock:
             return [j for j in self.jobs.values() if not j.final]
+
+    def read_stacks(self, job_id: int) -> str | None:
+        """The native and Python stacks of the process building `job_id`, taken now (py-spy: blocks
+        for up to its timeout). None while no process of this host builds it (queued, over, or on
+        another node)."""
+        job = self.jobs.get(job_id)
+        pid = self.executor.pid_of(job) if job is not None and not job.final else None
+        if pid is None:
+            return None
+        return dump_stack(pid)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Until every submitted job is final and its last events were delivered."""

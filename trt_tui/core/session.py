@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .cache import EngineCache
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
-from .scheduler import Scheduler
+from .scheduler import BuildScheduler, Scheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
@@ -22,7 +22,7 @@ def history_path(explicit: str | os.PathLike | None) -> Path | None:
 
 @dataclass
 class Session:
-    scheduler: Scheduler
+    scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
     history: object | None = None
     recorder: object | None = None  # the HistoryRecorder: which history record a job became
     # (close, required): a required output (the trace the user asked for) that cannot be written is an

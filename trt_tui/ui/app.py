@@ -36,7 +36,7 @@ from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
-from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
+from ..core.vitals import DEFAULT_VITALS, VitalsConfig, host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
@@ -235,9 +235,8 @@ class TrtTuiApp(App[int]):
         """Once the first frame is up (not before: on two cores it would compete with it), let the
         spares started with the app fault in the heap recent builds needed, and start any that is
         missing (an executor given to the app, a spare that failed to start)."""
-        executor = getattr(self.scheduler, "executor", None)  # none where the app attaches to a server
-        if executor is not None and not self._quitting:
-            prewarmed(executor)
+        if not self._quitting:  # called where the app owns its builds (not attached to a server)
+            prewarmed(self.scheduler.executor)
 
     def _discover(self, paths: list[str]) -> None:
         models, errors = find_models(paths)
@@ -274,7 +273,7 @@ class TrtTuiApp(App[int]):
 
     @work(thread=True, exclusive=True, group="gpu", name="gpu-sampler", exit_on_error=False)
     def _sample_gpus(self) -> None:
-        while not self._stop_gpu.is_set():
+        while self.is_running and not self._stop_gpu.is_set():  # an exit that skips unmount ends it too
             self.post_message(GpuSampled(self.gpu_sampler.sample()))
             self.post_message(HostSampled(self.host_reader()))
             self._stop_gpu.wait(self.config.gpu_interval)
@@ -575,10 +574,11 @@ class TrtTuiApp(App[int]):
         if model is not None:
             self.submit(model, force=True)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A served tab offers no watch: one watcher per tab would start each rebuild once per tab."""
+        return not (action == "toggle_watch" and self.config.attach)
+
     def action_toggle_watch(self) -> None:
-        if self.config.attach:  # one watcher per viewer would start each rebuild once per browser tab
-            self.notify("Watching is not available in a served session", severity="warning")
-            return
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -651,30 +651,30 @@ class TrtTuiApp(App[int]):
         self.push_screen(DiffPanel(compare(previous, record), view.reason))
 
     def action_stack(self) -> None:
-        """The selected build's native and Python stacks, taken now (py-spy), in a copyable panel."""
+        """The selected build's stacks, taken now (py-spy) by whoever runs it, in a copyable panel."""
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is None:
             self.notify("No build selected", severity="warning")
-            return
-        pid_of = getattr(self.scheduler.executor, "pid_of", None)
-        pid = pid_of(view.job) if pid_of is not None and not view.state.final else None
-        if pid is None:
-            if view.stack is not None:
-                self.push_screen(StackScreen(view.job.id, view.stack.text, taken="when it stalled"))
-            else:
-                self.notify(f"Build #{view.job.id} has no running process to read", severity="warning")
-            return
-        self.notify(f"Reading the stacks of #{view.job.id} (process {pid})…")
-        self._read_stack(view.job.id, pid)
+        elif view.state.final:
+            self.post_message(StackRead(view.job.id, None))
+        else:
+            self.notify(f"Reading the stacks of #{view.job.id}…")
+            self._read_stack(view.job.id)
 
     @work(thread=True, group="stack", exit_on_error=False)
-    def _read_stack(self, job: int, pid: int) -> None:
-        self.post_message(StackRead(job, dump_stack(pid)))
+    def _read_stack(self, job: int) -> None:
+        self.post_message(StackRead(job, self.scheduler.read_stacks(job)))
 
     @on(StackRead)
     @guarded
     def _stack_read(self, message: StackRead) -> None:
-        self.push_screen(StackScreen(message.job, message.text))
+        stalled = self.views[message.job].stack if message.job in self.views else None
+        if message.text is not None:
+            self.push_screen(StackScreen(message.job, message.text))
+        elif stalled is not None:
+            self.push_screen(StackScreen(message.job, stalled.text, taken="when it stalled"))
+        else:
+            self.notify(f"Build #{message.job} has no running process to read", severity="warning")
 
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
@@ -720,7 +720,7 @@ class TrtTuiApp(App[int]):
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
-        for command in PALETTE:
+        for command in (c for c in PALETTE if self.check_action(c.action, ())):
             yield SystemCommand(command.description, f"key: {command.key_display or command.key}",
                                 getattr(self, f"action_{command.action}"))
 

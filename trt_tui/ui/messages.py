@@ -46,10 +46,11 @@ class HostSampled(Message):
 
 @dataclass
 class StackRead(Message):
-    """py-spy's stacks of a build's process, read on a worker thread at the user's request."""
+    """py-spy's stacks of a build's process, read on a worker thread at the user's request; None
+    where no process of this host builds it (then the stacks it took when it stalled, if any)."""
 
     job: int
-    text: str
+    text: str | None
 
 
 @dataclass
