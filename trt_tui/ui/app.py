@@ -9,7 +9,6 @@ change only in message handlers and timers, on the UI thread. `MainScreen` lays 
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 import traceback
@@ -28,7 +27,7 @@ from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
-from ..core.executors import Executor, make_executor, prewarmed
+from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
@@ -43,6 +42,7 @@ from .guard import guarded
 from .help_screen import HelpScreen
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
+from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import DiffPanel
@@ -56,21 +56,6 @@ from .widgets.vitals_panel import VitalsPanel
 
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
-
-
-_heap_frozen = False
-
-
-def _freeze_startup_heap() -> None:
-    """Once per process, after the first frame: move what exists by then (the imports, Textual's
-    widgets and styles, ~85k objects) out of the garbage collector's reach. Those live as long as
-    the app, yet every full collection walked them all: ~50-70 ms of the UI thread on a 2-core
-    machine, landing on a build every few builds (BENCHMARKS.md, issue #13). Frozen objects are
-    still freed by reference counting; only cycles among them are never collected."""
-    global _heap_frozen
-    if not _heap_frozen:
-        _heap_frozen = True
-        gc.freeze()
 
 
 class TrtTuiApp(App[int]):
@@ -110,7 +95,7 @@ class TrtTuiApp(App[int]):
             self.session = attach_session(config.attach, config.history)
         else:
             if executor is None and config.executor != "ray":
-                executor = _started_executor(config)
+                executor = started_executor(config)
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
                                         ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory)
@@ -175,7 +160,7 @@ class TrtTuiApp(App[int]):
         # After the first frame, as the spares' heap reserve: its first reading imports NVML and
         # psutil (~30 ms), which the first frame does not need.
         self.call_after_refresh(self._sample_gpus)
-        self.call_after_refresh(_freeze_startup_heap)
+        self.call_after_refresh(freeze_startup_heap)
         if self.config.attach:
             self._attach()
         else:
@@ -728,17 +713,6 @@ class TrtTuiApp(App[int]):
             if self.check_action(command.action, ()) is not False:
                 yield SystemCommand(command.description, f"{command.keys_text} · {command.help}",
                                     getattr(self, f"action_{command.action}"))
-
-
-def _started_executor(config: AppConfig) -> Executor:
-    """The app's executor, its spare build processes started now, before the scheduler's and
-    Textual's threads: here they can still be forked (`pool.may_fork`), which costs this process a
-    few milliseconds and each child only its TensorRT import, so they are ready about when the first
-    frame is. Started after that frame and spawned, as they were, the first was ready ~0.3 s after it
-    on two cores, and a build asked for sooner waited. The heap they reserve is offered once the
-    first frame is up (`_prewarm_builds`)."""
-    return prewarmed(make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
-                                   spare_memory=config.spare_memory, jobs=config.jobs))
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:

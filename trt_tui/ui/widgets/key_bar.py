@@ -4,8 +4,8 @@ It shows what Textual's `Footer` shows (the focused widget's and the screen's bi
 `show=True`, one key per action, a disabled one dimmed, the command palette's key on the right) and
 answers a click the same way, by pressing the key. It is one widget instead of a container of one
 widget per key, because the `Footer` rebuilds all those widgets, each styled anew, whenever the
-bindings change: five times before the first frame here (focus settling, the screen resuming), 0.2 s
-of the app's start-up. Here a change of bindings repaints one line, and only if what it shows
+bindings change: five times before the first frame here (focus settling, the screen resuming), a
+good part of the app's start-up. Here a change of bindings repaints one line, and only if what it shows
 changed. Short of room, it leaves out the last keys first, but never help and quit
 (`ESSENTIAL_ACTIONS`): from help a user finds every other key.
 """
