@@ -129,7 +129,7 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert "Determining refit engines" in (view.detail or "")
         assert "cancelled" in str(app.phase_view.title)
         stopped = [line for line in app.phase_view.labels() if "stopped here" in line]
-        assert any("Determining refit engines" in line for line in stopped), app.phase_view.labels()
+        assert any("Determining refit engines" in line for line in stopped), "\n".join(app.phase_view.labels())
         assert leftovers(models) == []
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first

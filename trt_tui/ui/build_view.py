@@ -201,8 +201,8 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
 
     text = Text(mark, style=mark_style)
     text.append(name, style="bold" if phase.active else "")
-    if len(name) + notes.cell_len > room:
-        notes.truncate(max(0, room - len(name)), overflow="ellipsis")
+    if len(name) + notes.cell_len > room:  # cut after a whole word, never in one
+        notes = fit_words(notes, max(0, room - len(name))) if room > len(name) else Text()
     text.append_text(notes)
     text.pad_right(room - text.cell_len + MARK)
     if columns.bar:
