@@ -253,13 +253,22 @@ async def test_a_runs_app_offers_no_picker_build_or_watch(models, tmp_path):
         await wait_for(pilot, lambda: app.return_code is not None, 10)
 
 
-async def test_cancel_keeps_the_progress_and_the_tree_has_no_orphan_branch(models):
+async def test_the_trees_top_phase_hangs_from_nothing(models):
+    """The first row is the top phase itself, not a branch `└` with nothing above it."""
+    app = held_replay_app(models)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_held_build(pilot, app)
+        lines = app.phase_view.visible()
+        assert lines[1].startswith("▼ ▸ Building engine"), lines[1]
+        assert lines[2].startswith("├     Cloning network graph"), lines[2]
+        await pilot.press("q")
+
+
+async def test_cancel_never_takes_progress_back(models):
     app = held_replay_app(models)
     async with app.run_test(size=SIZE) as pilot:
         await start_held_build(pilot, app)
         await pilot.pause(1.3)
-        first = app.phase_view.visible()[1]
-        assert first.startswith("▼ ▸ Building engine"), first
         before = str(app.builds.get_cell("1", "Progress"))
         await pilot.press("c")
         await wait_for(pilot, lambda: app.views[1].state.final, 10)
