@@ -48,6 +48,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
     DEFAULT_CSS = """
     PhaseTreeView {
         overflow-x: hidden;  /* rows are laid out to the width */
+        scrollbar-size-vertical: 1;  /* a cell more for the rows' columns on a small screen */
         background: $surface;
         color: $foreground;
         & > .phase-tree--guides { color: $surface-lighten-2; }
