@@ -46,7 +46,7 @@ from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import DiffPanel
-from .widgets.filter_prompt import FilterPrompt
+from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel, memory_low
 from .widgets.log_pane import LogPane
@@ -669,7 +669,7 @@ class TrtTuiApp(App[int]):
         while the filter prompt takes the keys (they are text there)."""
         if self.run_ is not None and action in PICKER_ACTIONS:
             return False
-        if self.screen.focused is not None and self.screen.focused.id == "filter" and action in COMMAND_ACTIONS:
+        if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
             return False
         return True
 
