@@ -17,6 +17,9 @@ from textual.widgets import Input, Static
 
 
 class FilterInput(Input):
+    DEFAULT_CSS = """
+    FilterInput, FilterInput:focus { height: 1; border: none; padding: 0; width: 1fr; background: transparent; }
+    """
     BINDINGS = [
         Binding("enter", "keep", "Keep filter", key_display="⏎"),
         Binding("escape", "clear", "Clear filter", key_display="esc"),
@@ -41,7 +44,6 @@ class FilterPrompt(Horizontal):
         background: $boost;
         &.-open, &.-kept { display: block; }
         & > .filter-prompt--slash { width: 2; padding: 0 0 0 1; color: $accent; text-style: bold; }
-        & > FilterInput { height: 1; border: none; padding: 0; width: 1fr; background: transparent; }
         &.-kept > FilterInput { color: $text-accent; }
     }
     """
