@@ -41,9 +41,11 @@ async def until(pilot, condition, timeout: float) -> None:
 async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
     app = TrtTuiApp(AppConfig(paths=[str(models)], executor="process", theme=theme))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("slash", *"resnet")
+        await pilot.press("slash", *"resnet")  # the filter prompt: Enter keeps it, Enter again builds
         await pilot.press("enter", "enter")
         await until(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot.press("slash", "escape")  # the filter cleared: every model shows, the one building too
+        await until(pilot, lambda: len(app.picker.visible_paths()) == 3, 5)
         app.submit(str(models / "densenet.onnx"))
         await until(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 60)
         await pilot.pause(2.0)

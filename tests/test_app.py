@@ -16,6 +16,7 @@ from trt_tui.core.gpu import GpuSampler
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
+from trt_tui.ui.help_screen import HelpScreen
 from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.widgets.build_list import BuildList
 from trt_tui.ui.widgets.gpu_panel import GpuPanel
@@ -70,15 +71,12 @@ async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
 
 
 async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
-    """Typing filters the picker; Enter builds; the tree shows TensorRT's phases; the engine lands."""
+    """`/` filters the picker; Enter builds; the tree shows TensorRT's phases; the engine lands."""
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         assert app.focused is app.picker
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")  # sorted, first highlighted
-        for char in "mnist":  # typing in the picker filters it, no `/` needed for letters that are not keys
-            await pilot.press(char)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await filter_to(pilot, app, "mnist")
         assert app.picker.visible_paths() == [str(models / "mnist.onnx")]
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
@@ -131,7 +129,7 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert "Determining refit engines" in (view.detail or "")
         assert "cancelled" in str(app.phase_view.title)
         stopped = [line for line in app.phase_view.labels() if "stopped here" in line]
-        assert any("Determining refit engines" in line for line in stopped), app.phase_view.labels()
+        assert any("Determining refit engines" in line for line in stopped), "\n".join(app.phase_view.labels())
         assert leftovers(models) == []
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
@@ -254,17 +252,24 @@ async def test_themes_load_and_switch_and_recolour_the_states(models):
         await pilot.press("q")
 
 
-async def test_every_command_is_a_key_and_a_palette_entry(models):
-    """One table of commands: each palette entry runs the same action as its key."""
-    from trt_tui.ui.commands import COMMANDS, PALETTE, RESERVED_KEYS
+async def test_every_command_is_a_key_and_a_palette_entry_with_its_words(models):
+    """One table of commands: each palette entry runs the same action as its key, says what it does,
+    and is listed once: Build and Filter are there, Quit is not there twice."""
+    from trt_tui.ui.commands import COMMANDS, PALETTE
 
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         keys = {binding.key for binding in app.BINDINGS}
         assert {command.key for command in COMMANDS} == keys
-        titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {command.description for command in PALETTE} <= titles
-        assert {"a", "c", "C", "r", "f", "w", "l", "s", "D", "q", "?"} <= RESERVED_KEYS
+        entries = list(app.get_system_commands(app.screen))
+        titles = [command.title for command in entries]
+        assert {command.description for command in PALETTE} <= set(titles)
+        assert {"Build", "Filter", "Quit"} <= set(titles)
+        assert len(titles) == len(set(titles)), f"listed twice: {titles}"
+        ours = {c.description: c for c in PALETTE}
+        for entry in entries:
+            if entry.title in ours:
+                assert ours[entry.title].help in entry.help and len(entry.help) > 20, entry
         await pilot.press("q")
 
 
@@ -292,9 +297,9 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
         await wait_for(pilot, lambda: len(app.views) == 4, 5)
         assert app.views[4].job.spec.model == app.views[3].job.spec.model
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), 2)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), 2)
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), 2)
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
@@ -322,7 +327,8 @@ async def test_key_bar_lists_the_commands_and_a_click_presses_the_key(models):
         await click("Build all")
         await wait_for(pilot, lambda: len(app.views) == 3, 5)
         await click("Help")
-        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), 2)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
+        await pilot.press("escape")
         await pilot.press("C")
         await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
         await pilot.press("q")

@@ -106,7 +106,8 @@ class StateChanged:
     engine_bytes: int | None = None
     reason: str | None = None
     peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
-    backend: str | None = None  # on `building`: the TensorRT that builds, with its version
+    backend: str | None = None  # on `building`: the TensorRT that builds, with its version; on a skip, the one
+    # that built the engine kept
 
     event = "state"
 

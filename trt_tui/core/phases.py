@@ -131,9 +131,12 @@ class PhaseTree:
             return 1.0
         if phase.num_steps <= 0:
             return 0.0
-        # A phase that TensorRT finished early (a cancel, an error) keeps the progress it had made.
-        running = [self.phases[c] for c in phase.children if self.phases[c].active or self.phases[c].finished_early]
-        inner = self._refined(running[-1]) if running and running[-1].active else 0.0
+        # A phase that TensorRT finished early (a cancel, an error) keeps the progress it had made,
+        # its children's included: a cancel ends every open phase early at once, and counting only
+        # a parent's own steps then took the progress back.
+        # Only the newest child counts: an older one's steps are in this phase's own count.
+        newest = self.phases[phase.children[-1]] if phase.children else None
+        inner = self._refined(newest) if newest is not None and (newest.active or newest.finished_early) else 0.0
         return min(1.0, (phase.steps_done + inner) / phase.num_steps)
 
 

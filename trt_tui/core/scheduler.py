@@ -201,8 +201,11 @@ class Scheduler:
                     elif taking is not None and taking.changed:
                         self.cache.record_changed(job.spec, outcome)
             else:
+                built_by = decision.fingerprint  # the engine kept: the backend that built it
+                backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
-                                      engine_bytes=outcome.engine_bytes, reason=decision.reason))
+                                      engine_bytes=outcome.engine_bytes, reason=decision.reason,
+                                      backend=backend or None))
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))

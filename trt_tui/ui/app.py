@@ -9,14 +9,11 @@ change only in message handlers and timers, on the UI thread. `MainScreen` lays 
 
 from __future__ import annotations
 
-import functools
-import gc
 import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual import on, work
@@ -26,25 +23,30 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.widgets import DataTable, Input, Static
 
-from ..core.build import BuildOptions, BuildSpec, default_output
+from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
-from ..core.executors import DEFAULT_CANCEL_GRACE, Executor, make_executor, prewarmed
+from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
-from ..core.vitals import DEFAULT_VITALS, VitalsConfig, host_vitals
+from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
-from .commands import BINDINGS, PALETTE
+from .commands import BINDINGS, COMMANDS, PALETTE, PICKER_ACTIONS
+from .config import AppConfig
+from .guard import guarded
+from .help_screen import HelpScreen
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
+from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import DiffPanel
+from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel, memory_low
 from .widgets.log_pane import LogPane
@@ -52,59 +54,8 @@ from .widgets.model_details import ModelDetails
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
+COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
-
-
-_heap_frozen = False
-
-
-def _freeze_startup_heap() -> None:
-    """Once per process, after the first frame: move what exists by then (the imports, Textual's
-    widgets and styles, ~85k objects) out of the garbage collector's reach. Those live as long as
-    the app, yet every full collection walked them all: ~50-70 ms of the UI thread on a 2-core
-    machine, landing on a build every few builds (BENCHMARKS.md, issue #13). Frozen objects are
-    still freed by reference counting; only cycles among them are never collected."""
-    global _heap_frozen
-    if not _heap_frozen:
-        _heap_frozen = True
-        gc.freeze()
-
-
-def guarded(handler):
-    """For the app's own message handlers and timers: Textual ends the app on an exception raised in
-    one, so a bug in one view (a widget raising) would take every running build's display with it.
-    The exception becomes an error notification (once per distinct error: `_tick` runs twice a
-    second), a count in `app.handler_error_count` and a traceback in `app.handler_errors`; the app
-    keeps going."""
-
-    @functools.wraps(handler)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return handler(self, *args, **kwargs)
-        except Exception as exc:
-            self._handler_failed(handler.__name__, exc)
-            return None
-
-    return wrapper
-
-
-@dataclass
-class AppConfig:
-    paths: list[str] = field(default_factory=lambda: ["."])
-    jobs: int = 2
-    options: BuildOptions = field(default_factory=BuildOptions)
-    executor: str | None = None
-    cancel_grace: float = DEFAULT_CANCEL_GRACE
-    theme: str | None = None
-    gpu_interval: float = 1.0
-    watch: bool = False
-    history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
-    trace: str | None = None
-    cache: bool = True
-    attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
-    ray: dict | None = None  # the Ray executor's options, with executor "ray"
-    vitals: VitalsConfig | None = DEFAULT_VITALS
-    spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
 
 
 class TrtTuiApp(App[int]):
@@ -144,7 +95,7 @@ class TrtTuiApp(App[int]):
             self.session = attach_session(config.attach, config.history)
         else:
             if executor is None and config.executor != "ray":
-                executor = _started_executor(config)
+                executor = started_executor(config)
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
                                         ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory)
@@ -158,6 +109,9 @@ class TrtTuiApp(App[int]):
         self.host_reader: Callable[[], dict] = host_vitals  # fixed by snapshot tests
         self.views: dict[int, BuildView] = {}
         self.selected: int | None = None
+        self.follow_newest = False  # a new build takes the selection only when asked for (or `n`)
+        self._user_placed = False  # the user chose a build (asked for one, moved the cursor)
+        self._dropped: set[int] = set()  # builds a change on disk started that found the engine current
         self.log_level_index = 1
         self._stop_gpu = threading.Event()
         self._due_vitals: set[int] = set()  # builds with a reading not yet shown
@@ -181,6 +135,7 @@ class TrtTuiApp(App[int]):
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
         self.picker = screen.query_one(PickerTable)
+        self.filter_prompt = screen.query_one(FilterPrompt)
         self.details = screen.query_one(ModelDetails)
         self.builds = screen.query_one(BuildList)
         self.phase_view = screen.query_one(PhaseTreeView)
@@ -194,6 +149,7 @@ class TrtTuiApp(App[int]):
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
         self.picker.focus()
         if self.run_ is not None:  # no models to pick: the program's builds are the point
+            screen.add_class("-observing")
             self.builds.focus()
             self.run_.start()
         else:
@@ -204,7 +160,7 @@ class TrtTuiApp(App[int]):
         # After the first frame, as the spares' heap reserve: its first reading imports NVML and
         # psutil (~30 ms), which the first frame does not need.
         self.call_after_refresh(self._sample_gpus)
-        self.call_after_refresh(_freeze_startup_heap)
+        self.call_after_refresh(freeze_startup_heap)
         if self.config.attach:
             self._attach()
         else:
@@ -325,14 +281,17 @@ class TrtTuiApp(App[int]):
         path = Path(model)
         job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
         self.rebuilder.track(path.resolve(), job)
-        self._show_new(job, model)
+        self._add_view(job, model)
+        self._user_placed = True
+        self._place_new(job.id, asked=True)
         return job
 
-    def _show_new(self, job: BuildJob, model: str) -> None:
-        """A build just submitted joins the list, selected."""
-        self._add_view(job, model)
-        self.select_build(job.id)
-        self.builds.move_cursor(row=self.builds.row_count - 1)
+    def _place_new(self, job: int, asked: bool = False) -> None:
+        """A new build takes the selection where the user asked for it, where `follow_newest` is on,
+        or where the user has not chosen one yet; else the selection stays on the build studied."""
+        if asked or self.follow_newest or self.selected is None or not self._user_placed:
+            self.select_build(job)
+            self.builds.move_cursor(row=self.builds.row_count - 1)
 
     def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
         model = model or str(job.spec.model)
@@ -350,6 +309,8 @@ class TrtTuiApp(App[int]):
     @on(BuildEvents)
     @guarded
     def _build_events(self, message: BuildEvents) -> None:
+        if message.job in self._dropped:
+            return
         view = self.views.get(message.job) or self._adopt(message.job)
         if view is None:
             job = self.scheduler.jobs.get(message.job)  # attached: a build another viewer started
@@ -383,6 +344,9 @@ class TrtTuiApp(App[int]):
                 view.stack = event
                 self.notify(f"#{view.job.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
             elif kind is StateChanged:
+                if view.watched and event.state is State.SKIPPED:  # an up-to-date touch: no row for it
+                    self._drop(view)
+                    return
                 self._state_changed(view, event)
                 state_changed = True
                 if event.state.final:
@@ -402,9 +366,19 @@ class TrtTuiApp(App[int]):
             return None
         view = self.views[job.id] = BuildView(job, self.clock, name=str(job.spec.model))
         self.builds.add_build(job.id, view.name, job.spec.options.backend)
-        self.select_build(job.id)
-        self.builds.move_cursor(row=self.builds.row_count - 1)
+        self._place_new(job.id)
         return view
+
+    def _drop(self, view: BuildView) -> None:
+        """A build that found nothing to do leaves the list (and the selection, if it had it)."""
+        job = view.job.id
+        self._dropped.add(job)
+        del self.views[job]
+        self.builds.remove_build(job)
+        if self.selected == job:
+            self.selected = None
+            if self.builds.cursor_job is not None:
+                self.select_build(self.builds.cursor_job)
 
     def _vitals(self, view: BuildView, event: Vitals) -> None:
         view.vitals.append(event)
@@ -431,8 +405,8 @@ class TrtTuiApp(App[int]):
         if event.backend:
             view.backend = event.backend
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
+        self.picker.set_last_state(model, event.state)  # a running build is the model's last one too
         if event.state.final:
-            self.picker.set_last_state(model, event.state)
             if view.vitals:
                 self._show_vitals(view)
                 self._due_vitals.discard(view.job.id)
@@ -493,6 +467,7 @@ class TrtTuiApp(App[int]):
 
     @on(BuildList.Highlighted)
     def _build_highlighted(self, event: BuildList.Highlighted) -> None:
+        self._user_placed = self._user_placed or event.by_user
         # A highlight is a message, so it can arrive after the app has selected a newer build: only
         # the cursor's row counts.
         if event.row == self.builds.cursor_row:
@@ -519,8 +494,10 @@ class TrtTuiApp(App[int]):
     def _filter_changed(self, event: Input.Changed) -> None:
         self.picker.set_filter(event.value)
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
+    @on(FilterPrompt.Closed)
+    def _filter_closed(self, event: FilterPrompt.Closed) -> None:
+        self.filter_prompt.close(event.text)
+        self.picker.set_filter(event.text)
         self.picker.focus()
 
     # -- actions (each is a key and a palette command) ---------------------------------------------
@@ -574,10 +551,6 @@ class TrtTuiApp(App[int]):
         if model is not None:
             self.submit(model, force=True)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A served tab offers no watch: one watcher per tab would start each rebuild once per tab."""
-        return not (action == "toggle_watch" and self.config.attach)
-
     def action_toggle_watch(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
@@ -612,7 +585,8 @@ class TrtTuiApp(App[int]):
         return BuildSpec(model, default_output(model), self.config.options)
 
     def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
-        self._show_new(job, self._model_key(model))
+        self._add_view(job, self._model_key(model)).watched = True
+        self._place_new(job.id)
 
     def _model_key(self, path: Path) -> str:
         """The picker's key for a watched path (the watcher reports resolved paths)."""
@@ -677,13 +651,26 @@ class TrtTuiApp(App[int]):
             self.notify(f"Build #{message.job} has no running process to read", severity="warning")
 
     def action_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.filter_prompt.open()
+
+    def action_toggle_follow(self) -> None:
+        self.follow_newest = not self.follow_newest
+        self.notify("New builds take the selection" if self.follow_newest else "The selection stays where it is")
 
     def action_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        self.push_screen(HelpScreen(c for c in COMMANDS if self.check_action(c.action, ()) is not False))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Commands that pick models are not offered where there is no picker (a run's app); a served
+        tab offers no watch (one watcher per tab would start each rebuild once per tab); none is
+        while the filter prompt takes the keys (they are text there)."""
+        if self.run_ is not None and action in PICKER_ACTIONS:
+            return False
+        if action == "toggle_watch" and self.config.attach:
+            return False
+        if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
+            return False
+        return True
 
     async def action_quit(self) -> None:
         """Cancel what runs, wait for every build to stop (forcing where the executor can), exit 0."""
@@ -719,21 +706,12 @@ class TrtTuiApp(App[int]):
         self.gpu_sampler.close()
 
     def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
-        for command in (c for c in PALETTE if self.check_action(c.action, ())):
-            yield SystemCommand(command.description, f"key: {command.key_display or command.key}",
-                                getattr(self, f"action_{command.action}"))
-
-
-def _started_executor(config: AppConfig) -> Executor:
-    """The app's executor, its spare build processes started now, before the scheduler's and
-    Textual's threads: here they can still be forked (`pool.may_fork`), which costs this process a
-    few milliseconds and each child only its TensorRT import, so they are ready about when the first
-    frame is. Started after that frame and spawned, as they were, the first was ready ~0.3 s after it
-    on two cores, and a build asked for sooner waited. The heap they reserve is offered once the
-    first frame is up (`_prewarm_builds`)."""
-    return prewarmed(make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
-                                   spare_memory=config.spare_memory, jobs=config.jobs))
+        """Textual's own (theme, screenshot…) less its quit and key panel, which ours replace, then ours."""
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
+        for command in PALETTE:
+            if self.check_action(command.action, ()) is not False:
+                yield SystemCommand(command.description, f"{command.keys_text} · {command.help}",
+                                    getattr(self, f"action_{command.action}"))
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:

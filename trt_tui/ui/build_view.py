@@ -50,6 +50,8 @@ class BuildView:
     stack: StackDump | None = None  # the latest stack the watch took on its own (when it stalled)
     last_callback: float | None = None  # build-clock time of the latest phase event
     backend: str | None = None  # the backend that builds, with its version, once the build says
+    watched: bool = False  # started by a change on disk, not by the user
+    progress: float = 0.0  # the most `fraction` has said
 
     @property
     def verdict(self) -> str | None:
@@ -66,7 +68,11 @@ class BuildView:
         return max(0.0, self.now())
 
     def fraction(self) -> float:
-        return 1.0 if self.state is State.SUCCEEDED else self.tree.overall_fraction()
+        """How far the build got; it never goes back. A cancel finishes the running phases early,
+        and a phase finished early counts only its own steps, not how far its children got."""
+        done = 1.0 if self.state is State.SUCCEEDED else self.tree.overall_fraction()
+        self.progress = max(self.progress, done)
+        return self.progress
 
 
 # -- colours ----------------------------------------------------------------------------------------
@@ -195,8 +201,8 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
 
     text = Text(mark, style=mark_style)
     text.append(name, style="bold" if phase.active else "")
-    if len(name) + notes.cell_len > room:
-        notes.truncate(max(0, room - len(name)), overflow="ellipsis")
+    if len(name) + notes.cell_len > room:  # cut after a whole word, never in one
+        notes = fit_words(notes, max(0, room - len(name))) if room > len(name) else Text()
     text.append_text(notes)
     text.pad_right(room - text.cell_len + MARK)
     if columns.bar:
@@ -236,23 +242,38 @@ def same_text(a: Text | None, b: Text | None) -> bool:
 
 
 def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
-    """`#2 densenet.onnx building · 12.4s · ETA 3.1s`, then why it stopped or failed."""
+    """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116`, then why it stopped
+    or failed."""
     job = view.job
     style = palette.state(view.state)
     text = Text(f"#{job.id} {view.name or job.spec.model} ", style="bold")
     text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
-    if view.backend:
-        text.append(f" · {view.backend}", style=palette["muted"])
     if view.expected and not view.state.final and view.state is not State.QUEUED:
         remaining = eta(view.expected, view.tree, view.now())
         if remaining is not None:
             text.append(f" · ETA {human_seconds(remaining)}", style="bold")
+    if view.backend:  # after the ETA: on a narrow screen the end of the title is cut
+        text.append(f" · {view.backend}", style=palette["muted"])
     if view.detail:
         text.append(f" · {view.detail}", style=style)
     if view.error:
         text.append(f" · {view.error}", style=palette["failed"])
     return text
+
+
+def fit_words(text: Text, width: int) -> Text:
+    """`text` in `width` cells: whole where it fits, else cut after its last whole word that fits
+    (and any separator before it), with "…"."""
+    if text.cell_len <= width:
+        return text
+    cut = text.plain.rfind(" ", 0, max(1, width - 1))
+    head = text[: cut if cut > 0 else max(0, width - 1)]
+    head.rstrip()
+    while head.plain.endswith((" ·", " ›", "·", "›")):
+        head = head[: len(head.plain.rstrip("·› "))]
+    head.append("…")
+    return head
 
 
 def state_text(state: State, palette: Palette = PLAIN) -> Text:

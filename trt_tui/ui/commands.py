@@ -1,8 +1,8 @@
 """Every command of the main screen, once: its key, its action and its words.
 
-The app's bindings (and so the footer and the `?` help panel, which Textual draws from them), the
-command palette's entries and the keys the model picker leaves alone (any other printable key
-starts its filter) are all made from `COMMANDS`, so a new command appears in each of them.
+The app's bindings (and so the key bar), the command palette's entries and the `?` help screen are
+all made from `COMMANDS`, so a new command appears in each of them. Letters are commands only
+outside the filter prompt (`/`), which takes every key until Enter or Esc.
 """
 
 from __future__ import annotations
@@ -16,40 +16,46 @@ from textual.binding import Binding
 class Command:
     key: str  # Textual's key name ("question_mark", "C")
     action: str  # the app's `action_<action>`
-    description: str
-    show: bool = True  # in the footer
+    description: str  # the key bar's and the palette's title
+    help: str  # one line: what it does, for the palette and the help screen
+    show: bool = True  # in the key bar
     palette: bool = True  # in the command palette
     key_display: str | None = None
+    picks_models: bool = False  # acts on the model picker: not offered where there is none (`trt-tui run`)
 
     @property
-    def char(self) -> str | None:
-        """The printable character this key types, if it types one."""
-        named = {"question_mark": "?", "slash": "/", "space": " "}
-        key = named.get(self.key, self.key)
-        return key if len(key) == 1 else None
+    def keys_text(self) -> str:
+        return self.key_display or self.key
 
     def binding(self) -> Binding:
         return Binding(self.key, self.action, self.description, show=self.show, key_display=self.key_display)
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("enter", "build", "Build", palette=False, key_display="⏎"),
-    Command("a", "build_all", "Build all"),
-    Command("c", "cancel", "Cancel"),
-    Command("C", "cancel_all", "Cancel all", key_display="C"),
-    Command("r", "rebuild", "Rebuild"),
-    Command("f", "force_rebuild", "Force rebuild", show=False),
-    Command("w", "toggle_watch", "Watch"),
-    Command("l", "cycle_log", "Log level"),
-    Command("D", "diff", "Diff with previous build", show=False, key_display="D"),
-    Command("s", "stack", "Stack"),
-    Command("slash", "filter", "Filter", show=False, palette=False, key_display="/"),
-    Command("tab", "focus_next", "Next pane", show=False, palette=False),
-    Command("question_mark", "help", "Help", key_display="?"),
-    Command("q", "quit", "Quit"),
+    Command("enter", "build", "Build", "build the highlighted model (skipped when its engine is current)",
+            key_display="⏎", picks_models=True),
+    Command("a", "build_all", "Build all", "build every model the filter shows", picks_models=True),
+    Command("c", "cancel", "Cancel", "cancel the selected build; a second c forces it (kills its process)"),
+    Command("C", "cancel_all", "Cancel all", "cancel every running and queued build", key_display="C"),
+    Command("r", "rebuild", "Rebuild", "build the selected build's model again (skipped when current)"),
+    Command("f", "force_rebuild", "Force rebuild", "rebuild even when the engine is current", show=False),
+    Command("w", "toggle_watch", "Watch", "watch the models' directories: a changed model rebuilds",
+            picks_models=True),
+    Command("n", "toggle_follow", "Follow newest", "a new build takes the selection (off: the selection stays)",
+            show=False),
+    Command("l", "cycle_log", "Log level", "cycle the log's minimum severity: warning, info, verbose, error"),
+    Command("D", "diff", "Diff with previous build", "what differs from the previous build of the model",
+            show=False, key_display="D"),
+    Command("s", "stack", "Stack", "the selected build's native and Python stacks, read now (py-spy)"),
+    Command("slash", "filter", "Filter", "filter the models: every key goes to the filter until Enter or Esc",
+            key_display="/", picks_models=True),
+    Command("tab", "focus_next", "Next pane", "move to the next pane", show=False, palette=False),
+    Command("question_mark", "help", "Help", "this help: the keys and what each pane shows", key_display="?"),
+    Command("q", "quit", "Quit", "cancel the running builds, wait for them, and quit"),
 )
 
 BINDINGS = [command.binding() for command in COMMANDS]
-# Keys the picker leaves to the app's bindings; any other printable key starts the filter.
-RESERVED_KEYS = frozenset(command.char for command in COMMANDS if command.char) | {" "}
 PALETTE = [command for command in COMMANDS if command.palette]
+PICKER_ACTIONS = frozenset(command.action for command in COMMANDS if command.picks_models)
+# The key bar drops these last when it is short of room: without them a user cannot find the rest.
+ESSENTIAL_ACTIONS = ("help", "quit")

@@ -3,7 +3,8 @@
 `MainScreen` only lays out the widgets (the layout is in `app.tcss`); the app drives them. Once they
 are mounted it calls the app back, which then starts discovering models and sampling.
 Below `NARROW` columns the screen takes the class `-narrow`: the model details and the machine panes
-give their room to the phase tree and the log.
+give their room to the phase tree and the log. Observing a program (`trt-tui run`), it takes the
+class `-observing`: there are no models to pick, so the picker, its filter and details are hidden.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.events import Key, Resize
+from textual.events import Resize
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Header, Input, Static
+from textual.widgets import Header, Static
 
-from .commands import RESERVED_KEYS
 from .widgets.build_list import BuildList
+from .widgets.filter_prompt import FilterPrompt
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel
 from .widgets.key_bar import KeyBar
@@ -32,15 +33,7 @@ NARROW = 120  # columns
 
 
 class PickerTable(ModelPicker):
-    def on_key(self, event: Key) -> None:
-        """A printable key that is not a command starts the filter (`/` starts it for any text). The
-        focus moves here, synchronously, so the keys typed next land in the filter box in order."""
-        char = event.character
-        if char and len(char) == 1 and char.isprintable() and char not in RESERVED_KEYS:
-            event.stop()
-            box = self.screen.query_one("#filter", Input)
-            box.focus()
-            box.insert_text_at_cursor(char)
+    """The main screen's model picker: its keys are the app's commands (`/` filters)."""
 
 
 class MainScreen(Screen):
@@ -57,7 +50,7 @@ class MainScreen(Screen):
         yield Header(show_clock=False)
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="filter models (type to filter)", id="filter")
+                yield FilterPrompt(id="filter-prompt")
                 yield PickerTable(id="models")
                 yield ModelDetails(id="details")
                 yield Static("Builds", classes="pane-title")
@@ -77,11 +70,6 @@ class MainScreen(Screen):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < NARROW, "-narrow")
-
-    def on_key(self, event: Key) -> None:
-        if event.key in ("escape", "down") and self.focused is self.query_one("#filter", Input):
-            event.stop()
-            self.query_one(PickerTable).focus()
 
 
 class StackScreen(ModalScreen):

@@ -3,7 +3,8 @@
 Drawn with Textual's line API rather than as a `DataTable`: a DataTable draws every cell of every row
 again when any one cell changes, and a running build changes its clock every second, so the
 cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
-own cells changes.
+own cells changes. The header stays on the first line while the rows scroll under it, and the
+columns that fit the width are shown (`build_columns`): the list never scrolls sideways.
 """
 
 from __future__ import annotations
@@ -12,21 +13,15 @@ from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
-from textual.events import Click
-from textual.geometry import Region, Size
+from textual.events import Click, Resize
+from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
 from ...core.events import State
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
+from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows
-
-COLUMNS = ("#", "Model", "State", "Vitals", "Elapsed", "Progress", "Backend", "Peak", "Engine")
-# Columns whose values change while a build runs get a width that fits every value they take
-# ("RTX 1.7.1.116", "cancelled", "stalled", "59m59s", "1023.9 MiB"), so that a clock, a size or the
-# backend a build reports never moves the others.
-FIXED = {"Backend": 14, "State": 9, "Vitals": 7, "Elapsed": 7, "Progress": 15, "Peak": 10, "Engine": 10}
-PAD = 1  # blank cells either side of a value
 
 
 @dataclass
@@ -46,11 +41,12 @@ class BuildList(CachedRows, can_focus=True):
     cursor posts `BuildList.Highlighted`."""
 
     class Highlighted(Message):
-        """The cursor moved to the row of build `job` (row index `row`)."""
+        """The cursor moved to the row of build `job` (row index `row`); `by_user`: a key or a click
+        moved it, not the app."""
 
-        def __init__(self, build_list: BuildList, job: int, row: int) -> None:
+        def __init__(self, build_list: BuildList, job: int, row: int, by_user: bool = False) -> None:
             super().__init__()
-            self.build_list, self.job, self.row = build_list, job, row
+            self.build_list, self.job, self.row, self.by_user = build_list, job, row, by_user
 
         @property
         def control(self) -> BuildList:
@@ -62,6 +58,8 @@ class BuildList(CachedRows, can_focus=True):
         background: $surface;
         color: $foreground;
         height: auto;
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
         & > .build-list--header { text-style: bold; background: $panel; color: $foreground; }
         & > .build-list--even-row { background: $surface-lighten-1 50%; }
         & > .build-list--cursor {
@@ -87,7 +85,9 @@ class BuildList(CachedRows, can_focus=True):
         self.palette: Palette = PLAIN
         self._rows: dict[int, _Row] = {}
         self._order: list[int] = []  # job ids, top to bottom
-        self._widths: dict[str, int] = {name: FIXED.get(name, len(name)) for name in COLUMNS}
+        self._widths: dict[str, int] = {name: max(FIXED.get(name, 0), len(name)) for name in COLUMNS}
+        self._shown: tuple[str, ...] = COLUMNS  # the columns that fit, and their widths
+        self._fitted: dict[str, int] = dict(self._widths)
         self._styles: tuple[Style, Style, Style, Style] | None = None  # base, header, even row, cursor
         self.cursor_row = 0
         self._highlighted = False  # a Highlighted was posted for the cursor's row
@@ -106,10 +106,22 @@ class BuildList(CachedRows, can_focus=True):
         self._rows[job] = _Row(job)
         self._order.append(job)
         cells = {"#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
-                 "Elapsed": "-", "Progress": progress_text(0.0, self.palette), "Backend": backend, "Peak": "-",
-                 "Engine": "-"}
+                 "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
+                 "Peak": "-", "Engine": "-"}
         for column in COLUMNS:
             self._store(job, column, cells[column])
+        self._size_changed(taller=True)
+
+    def remove_build(self, job: int) -> None:
+        """Its row goes; the cursor stays on the build it was on (the one above, if it was this one)."""
+        if job not in self._rows:
+            return
+        index = self._order.index(job)
+        self._order.remove(job)
+        del self._rows[job]
+        self._strips.pop(job, None)
+        if self.cursor_row > index or self.cursor_row >= len(self._order):
+            self.cursor_row = max(0, self.cursor_row - 1)
         self._size_changed(taller=True)
 
     def get_cell(self, job: int | str, column: str) -> object:
@@ -127,7 +139,7 @@ class BuildList(CachedRows, can_focus=True):
 
     def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
         self._rows[job].fraction = fraction
-        self.set_cell(job, "Progress", progress_text(fraction, self.palette))
+        self.set_cell(job, "Progress", progress_text(fraction, self.palette, PROGRESS_BAR))
         self.set_cell(job, "Elapsed", elapsed)
 
     def set_cell(self, job: int, column: str, value: str | Text) -> None:
@@ -144,17 +156,31 @@ class BuildList(CachedRows, can_focus=True):
             self.set_cell(job, "State", state_text(row.state, palette))
             if row.verdict is not None:
                 self.set_cell(job, "Vitals", verdict_text(row.verdict, palette))
-            self.set_cell(job, "Progress", progress_text(row.fraction, palette))
+            self.set_cell(job, "Progress", progress_text(row.fraction, palette, PROGRESS_BAR))
 
-    def move_cursor(self, *, row: int) -> None:
+    def move_cursor(self, *, row: int, by_user: bool = False) -> None:
         row = max(0, min(len(self._order) - 1, row))
         if not self._order or row == self.cursor_row and self._highlighted:
             return
         old, self.cursor_row, self._highlighted = self.cursor_row, row, True
         self._refresh_line(old + 1)
         self._refresh_line(row + 1)
-        self.scroll_to_region(Region(0, row + 1, 1, 1), animate=False)
-        self.post_message(self.Highlighted(self, self._order[row], row))
+        self._scroll_to_cursor()
+        self.call_after_refresh(self._scroll_to_cursor)  # a new row: once the list has grown for it
+        self.post_message(self.Highlighted(self, self._order[row], row, by_user))
+
+    def _scroll_to_cursor(self) -> None:
+        """The cursor's row in view, below the header (which does not scroll)."""
+        rows = max(1, self.scrollable_content_region.height - 1)
+        top = self.scroll_offset.y
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= top + rows:
+            self.scroll_to(y=self.cursor_row - rows + 1, animate=False, immediate=True)
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        return self._shown
 
     # -- cells and rows --------------------------------------------------------------------------------
 
@@ -175,20 +201,28 @@ class BuildList(CachedRows, can_focus=True):
     def _size_changed(self, taller: bool = False) -> None:
         """A wider column repaints the list; only a new row lays the screen out again (the list's
         height follows its rows)."""
-        self.virtual_size = Size(sum(w + 2 * PAD for w in self._widths.values()), len(self._order) + 1)
+        self._fit()
+        self.virtual_size = Size(line_width(self._fitted, self._shown), len(self._order) + 1)
         self.refresh(layout=taller)
 
+    def _fit(self) -> None:
+        room = self.size.width - self.styles.scrollbar_size_vertical if self.size.width else 10_000
+        self._shown, self._fitted = fit_columns(self._widths, room)
+
+    def on_resize(self, event: Resize) -> None:
+        self._size_changed()
+        self._scroll_to_cursor()
+
     def _line_text(self, cells: dict[str, Text]) -> Text:
-        line = Text()
-        for column in COLUMNS:
-            width = self._widths[column]
+        line = Text(" " * GAP)
+        for column in self._shown:
+            width = self._fitted[column]
             cell = cells[column]
             if cell.cell_len > width:
                 cell = cell.copy()
                 cell.truncate(width, overflow="ellipsis")
-            line.append(" " * PAD)
             line.append_text(cell)
-            line.append(" " * (width - cell.cell_len + PAD))
+            line.append(" " * (width - cell.cell_len + GAP))
         return line
 
     # -- drawing ---------------------------------------------------------------------------------------
@@ -206,19 +240,18 @@ class BuildList(CachedRows, can_focus=True):
         return self._styles
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        line = y + scroll_y
+        line = y + self.scroll_offset.y
         base, header, even, cursor = self._get_styles()
         width = self.size.width
-        widths = tuple(self._widths.values())
-        if line == 0:
+        widths = tuple(self._fitted.items())
+        if y == 0:  # the header, whatever the scroll
             strip = self._strip(None, widths, lambda: self._line_text({c: Text(c) for c in COLUMNS}))
-            return strip.crop_extend(scroll_x, scroll_x + width, None).apply_style(header)
+            return strip.crop_extend(0, width, None).apply_style(header)
         if line > len(self._order):
             return Strip.blank(width, base)
         row = self._rows[self._order[line - 1]]
         strip = self._strip(row.job, (widths, row.version), lambda: self._line_text(row.cells))
-        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        strip = strip.crop_extend(0, width, None)
         if line - 1 == self.cursor_row:  # over the cells' own colours, as a DataTable's cursor is
             return self._over(strip, cursor)
         return strip.apply_style(even if line % 2 == 0 else base)
@@ -229,9 +262,9 @@ class BuildList(CachedRows, can_focus=True):
         return 10
 
     def action_cursor(self, delta: int) -> None:
-        self.move_cursor(row=self.cursor_row + delta)
+        self.move_cursor(row=self.cursor_row + delta, by_user=True)
 
     def on_click(self, event: Click) -> None:
         line = event.y + self.scroll_offset.y
-        if 0 < line <= len(self._order):
-            self.move_cursor(row=line - 1)
+        if event.y > 0 and line <= len(self._order):
+            self.move_cursor(row=line - 1, by_user=True)

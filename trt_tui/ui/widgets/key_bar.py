@@ -4,9 +4,10 @@ It shows what Textual's `Footer` shows (the focused widget's and the screen's bi
 `show=True`, one key per action, a disabled one dimmed, the command palette's key on the right) and
 answers a click the same way, by pressing the key. It is one widget instead of a container of one
 widget per key, because the `Footer` rebuilds all those widgets, each styled anew, whenever the
-bindings change: five times before the first frame here (focus settling, the screen resuming), 0.2 s
-of the app's start-up (issue #13). Here a change of bindings repaints one line, and only if what it
-shows changed.
+bindings change: five times before the first frame here (focus settling, the screen resuming), a
+good part of the app's start-up. Here a change of bindings repaints one line, and only if what it shows
+changed. Short of room, it leaves out the last keys first, but never help and quit
+(`ESSENTIAL_ACTIONS`): from help a user finds every other key.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
+from ..commands import ESSENTIAL_ACTIONS
+
 
 @dataclass(frozen=True)
 class _Key:
+    action: str
     key: str  # what a click presses
     display: str
     description: str
@@ -79,12 +83,12 @@ class KeyBar(Widget, can_focus=False):
         keys: dict[str, _Key] = {}
         for _node, binding, enabled, tooltip in active.values():
             if binding.show and binding.action not in keys:
-                keys[binding.action] = _Key(binding.key, self.app.get_key_display(binding), binding.description,
+                keys[binding.action] = _Key(binding.action, binding.key, self.app.get_key_display(binding), binding.description,
                                             enabled, tooltip or binding.description)
         palette = None
         if self.app.ENABLE_COMMAND_PALETTE and self.app.COMMAND_PALETTE_BINDING in active:
             _node, binding, enabled, tooltip = active[self.app.COMMAND_PALETTE_BINDING]
-            palette = _Key(binding.key, self.app.get_key_display(binding), binding.description, enabled,
+            palette = _Key(binding.action, binding.key, self.app.get_key_display(binding), binding.description, enabled,
                            binding.tooltip or binding.description)
         shown = tuple(keys.values())
         if (shown, palette) != (self._keys, self._palette):
@@ -107,9 +111,14 @@ class KeyBar(Widget, can_focus=False):
         spans: list[tuple[int, int, _Key]] = []
         palette = label(self._palette) if self._palette is not None else None
         room = max(0, self.size.width - (1 + palette.cell_len if palette is not None else 0))
+        labels = {key: label(key) for key in self._keys}
+        while sum(text.cell_len for text in labels.values()) > room:
+            extra = [key for key in labels if key.action not in ESSENTIAL_ACTIONS]
+            if not extra:
+                break
+            del labels[extra[-1]]
         line = Text(no_wrap=True, overflow="crop", end="")
-        for key in self._keys:
-            text = label(key)
+        for key, text in labels.items():
             start, end = line.cell_len, line.cell_len + text.cell_len
             line.append_text(text)
             if end > room:

@@ -1,4 +1,5 @@
-"""Every ONNX file under the paths given, with size, inputs and last build state; typing filters."""
+"""Every ONNX file under the paths given, with size, inputs and the state of its latest build
+(running or done); the filter (`/`) matches the name shown, not the directories above it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ COLUMNS = ("Model", "Size", "Inputs", "Last build")
 
 
 class ModelPicker(DataTable):
-    """Rows keyed by the model's path. `filter_text` hides rows whose path does not contain it."""
+    """Rows keyed by the model's path. `filter_text` hides rows whose shown name (the path under the
+    directory it was found in) does not contain it: every model lives under that directory, so
+    matching the whole path would let a filter such as `tmp` keep them all."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Build")]
 
@@ -70,7 +73,7 @@ class ModelPicker(DataTable):
 
     def _visible(self) -> list[str]:
         needle = self.filter_text.lower()
-        return [p for p in sorted(self.models) if needle in p.lower()]
+        return [p for p in sorted(self.models) if needle in self.display_name(p).lower()]
 
     def _render_rows(self) -> None:
         keep = self.highlighted_path()

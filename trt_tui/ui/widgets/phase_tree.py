@@ -1,8 +1,10 @@
 """The phase tree of the selected build: TensorRT's phases as TensorRT nests them, one row each.
 
-The first line is the build's title; each phase row reads guides, fold toggle, then name first and
-bar, steps and time in columns aligned at the right edge (`build_view.phase_row`). A row's width is
-the tree's width less the guides at its depth, so the rows are laid out again when it is resized.
+The first line is the build's title, which stays in place while the phases scroll under it; each
+phase row reads guides, fold toggle, then name first and bar, steps and time in columns aligned at
+the right edge (`build_view.phase_row`). A row's width is the tree's width less the guides at its
+depth, so the rows are laid out again when it is resized. Until the user moves the cursor into the
+tree, the tree scrolls to keep the phase running now in view.
 
 Drawn with Textual's line API, as its `Log` is, not with a `Tree`: a `Tree` renders a row again
 whenever any of its ancestors changes, and a running phase's ancestors change on every tick (their
@@ -19,11 +21,11 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click, Resize
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.strip import Strip
 
 from ...core.phases import PhaseTree
-from ..build_view import PLAIN, Columns, Palette, columns_for, phase_row, same_text
+from ..build_view import PLAIN, Columns, Palette, columns_for, fit_words, phase_row, same_text
 from .rows import CachedRows
 
 GUIDE = 2  # cells of indentation per level
@@ -34,7 +36,7 @@ TOGGLE = 2  # "▼ " on a phase with children, blank on a leaf
 class _Row:
     pid: int
     depth: int
-    guides: str  # "│ ├ ": one guide per level, then this row's own branch
+    guides: str  # "│ ├ ": one guide per level below the first, then this row's own branch
 
 
 class PhaseTreeView(CachedRows, can_focus=True):
@@ -46,6 +48,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
     DEFAULT_CSS = """
     PhaseTreeView {
         overflow-x: hidden;  /* rows are laid out to the width */
+        scrollbar-size-vertical: 1;  /* a cell more for the rows' columns on a small screen */
         background: $surface;
         color: $foreground;
         & > .phase-tree--guides { color: $surface-lighten-2; }
@@ -149,6 +152,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
             for pid in added:
                 self._set_label(pid, self._label(pid))
         self._layout_rows()
+        self._follow_running()
 
     def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None,
                        vitals: dict[int, tuple[str, str]] | None = None) -> None:
@@ -162,6 +166,24 @@ class PhaseTreeView(CachedRows, can_focus=True):
                 if not same_text(label, self._labels.get(pid)):  # only the rows that changed are repainted
                     self._set_label(pid, label)
                     self._refresh_line(self._line_of.get(pid))
+        self._follow_running()
+
+    def _follow_running(self) -> None:
+        """The deepest running phase in view, unless the user has put the cursor somewhere."""
+        tree = self._phases
+        phase = tree.deepest_active() if tree is not None and self._cursor is None else None
+        line = self._line_of.get(phase.id) if phase is not None else None
+        if line is not None:
+            self._scroll_into_view(line)
+
+    def _scroll_into_view(self, line: int) -> None:
+        """Line `line` (the title is 0) between the title and the bottom edge."""
+        rows = max(1, self.scrollable_content_region.height - 1)
+        top = self.scroll_offset.y
+        if line <= top:
+            self.scroll_to(y=max(0, line - 1), animate=False, immediate=True)
+        elif line > top + rows:
+            self.scroll_to(y=line - rows, animate=False, immediate=True)
 
     def _set_label(self, pid: int, label: Text) -> None:
         self._labels[pid] = label
@@ -187,7 +209,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
 
     def visible(self) -> list[str]:
         """Plain text of the lines as drawn, title first, folded phases left out (used by tests)."""
-        return [self.render_line(y - self.scroll_offset.y).text.rstrip() for y in range(len(self._rows) + 1)]
+        return [self._line_strip(line).text.rstrip() for line in range(len(self._rows) + 1)]
 
     # -- rows ------------------------------------------------------------------------------------------
 
@@ -202,9 +224,11 @@ class PhaseTreeView(CachedRows, can_focus=True):
                 pids = [pid for pid in pids if pid in shown]
                 for i, pid in enumerate(pids):
                     last = i == len(pids) - 1
-                    rows.append(_Row(pid, depth, prefix + ("└ " if last else "├ ")))
+                    # a top phase has no branch: there is nothing above it to hang from
+                    branch, below = ("└ ", "  ") if last else ("├ ", "│ ")
+                    rows.append(_Row(pid, depth, prefix + branch if depth else ""))
                     if pid not in self._collapsed:
-                        visit(phases[pid].children, depth + 1, prefix + ("  " if last else "│ "))
+                        visit(phases[pid].children, depth + 1, prefix + below if depth else "")
 
             visit(tree.roots, 0, "")
         self._rows = rows
@@ -234,9 +258,9 @@ class PhaseTreeView(CachedRows, can_focus=True):
     def _row_width(self, depth: int) -> int:
         # The whole width less room for a vertical scrollbar, which comes and goes with the rows
         # (a row laid out without it would lose its time column once it appears), one guide per
-        # level and this row's own, and the toggle.
+        # level below the first, and the toggle.
         width = (self.size.width or 120) - self.styles.scrollbar_size_vertical
-        return width - GUIDE * (depth + 1) - TOGGLE
+        return width - GUIDE * depth - TOGGLE
 
     def on_resize(self, event: Resize) -> None:
         self._strips.clear()
@@ -263,12 +287,13 @@ class PhaseTreeView(CachedRows, can_focus=True):
         return self._line_of.get(self._cursor, 0) if self._cursor is not None else 0
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        line = y + scroll_y
+        return self._line_strip(y + self.scroll_offset.y if y else 0)  # the title does not scroll
+
+    def _line_strip(self, line: int) -> Strip:
         base, guides, cursor = self._get_styles()
         width = self.size.width
         if line == 0:
-            strip = self._strip(None, (self._versions.get(None),), lambda: self._title)
+            strip = self._strip(None, (self._versions.get(None), width), lambda: fit_words(self._title, width))
         elif line <= len(self._rows):
             row = self._rows[line - 1]
             phase = self._phases.phases.get(row.pid) if self._phases is not None else None
@@ -280,7 +305,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
                                 lambda: Text.assemble((row.guides, guides), toggle, label))
         else:
             return Strip.blank(width, base)
-        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        strip = strip.crop_extend(0, width, None)
         if self.has_focus and line == self.cursor_line():  # over the row's own colours, as a Tree's cursor is
             return self._over(strip, cursor)
         return strip.apply_style(base)
@@ -293,7 +318,8 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._cursor = self._rows[line - 1].pid if line > 0 else None
         self._refresh_line(old)
         self._refresh_line(line)
-        self.scroll_to_region(Region(0, line, 1, 1), animate=False)
+        if line:
+            self._scroll_into_view(line)
 
     def action_cursor(self, delta: int) -> None:
         self._move_cursor(self.cursor_line() + delta)
@@ -307,7 +333,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
 
     def on_click(self, event: Click) -> None:
         line = event.y + self.scroll_offset.y
-        if 0 < line <= len(self._rows):
+        if event.y > 0 and line <= len(self._rows):
             row = self._rows[line - 1]
             self._move_cursor(line)
             if len(row.guides) <= event.x + self.scroll_offset.x < len(row.guides) + TOGGLE:

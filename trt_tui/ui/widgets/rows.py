@@ -1,5 +1,6 @@
 """What the builds list and the phase tree share: a line-API pane whose rows are strips cached until
-what they show changes, so that a frame renders only the rows that did (Textual's `Log` works so)."""
+what they show changes, so that a frame renders only the rows that did (Textual's `Log` works so).
+Both keep their first line (a header, a title) in place while the rows scroll under it."""
 
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ class CachedRows(ScrollView):
         return strip
 
     def _refresh_line(self, line: int | None) -> None:
-        """Repaint one line of the content (0: the first), and nothing else."""
+        """Repaint one line of the content (0: the first, which stays on top), and nothing else."""
         if line is not None:
-            self.refresh(Region(0, line - self.scroll_offset.y, self.size.width, 1))
+            self.refresh(Region(0, line - self.scroll_offset.y if line else 0, self.size.width, 1))
 
     @staticmethod
     def _over(strip: Strip, style: Style) -> Strip:
