@@ -91,7 +91,9 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+        from .cli_suggest import explain_unrecognized
+
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {explain_unrecognized(message, self)} (see {self.prog} -h)\n")
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
 
@@ -279,14 +281,14 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
     if output is None:
         return [default_output(m) for m in models]
     out = Path(output)
-    as_dir = out.is_dir() or output.endswith(os.sep) or len(models) > 1
+    as_dir = out.is_dir() or output.endswith(os.sep)
+    if len(models) > 1 and not as_dir:
+        raise UsageError(f"-o {output}: with several models -o must be an existing directory or end with '/'")
     if not as_dir:
         if out.parent != Path("") and not out.parent.is_dir():
             problem = "is not a directory" if out.parent.exists() else "does not exist"
             raise UsageError(f"{out}: output directory {out.parent} {problem}")
         return [out]
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: -o names a file, but several models need a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -456,8 +458,9 @@ def cmd_build(args) -> int:
 
 
 def _build_models(args, executor) -> int:
-    from .headless import make_renderer
+    from .headless import make_renderer, totals_line
 
+    started = time.monotonic()
     try:
         options = options_from_args(args)
         check_trace_path(args.trace)
@@ -498,6 +501,8 @@ def _build_models(args, executor) -> int:
         if job.state is State.FAILED and not args.json:
             print(f"trt-tui: {job.outcome.error}", file=sys.stderr)
     cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
+    if not args.json:
+        renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
               + (f"cancelled {', '.join(cancelled)}" if cancelled else "no build was running"), file=sys.stderr)
@@ -657,11 +662,10 @@ def app_config(args):
 
     paths = list(args.paths)
     if args.demo:
-        import tempfile
-
+        from .core.demo_dir import make_demo_dir
         from .core.samples import write_samples
 
-        directory = Path(tempfile.mkdtemp(prefix="trt-tui-demo-"))
+        directory = make_demo_dir()
         print(f"trt-tui: writing sample models to {directory}")
         write_samples(directory)
         paths = [str(directory)]
@@ -697,7 +701,11 @@ def cmd_run(args) -> int:
     args.vitals = vitals_from_args(args)
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+        from .app_checks import theme_problem
         from .ui.app import make_app
+
+        if problem := theme_problem(args.theme):
+            raise UsageError(problem)
 
         run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace,
                          vitals=args.vitals, history=args.history)
@@ -759,8 +767,14 @@ def run_headless(argv: list[str], args, note: str | None) -> int:
 
 
 def cmd_app(args) -> int:
+    from .app_checks import path_problem, terminal_problem, theme_problem
     from .ui.app import make_app
 
+    local = not args.attach  # an attached app is `serve`'s, drawn in a browser through pipes
+    problem = ((local and not args.demo and path_problem(args.paths, args.watch)) or theme_problem(args.theme)
+               or (local and terminal_problem()))
+    if problem:
+        raise UsageError(problem)
     app = make_app(app_config(args))
     app.run()
     return app.return_code or 0
@@ -894,6 +908,12 @@ def entry() -> None:
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):
+        from .cli_suggest import unknown_command
+
+        if typo := unknown_command(argv[0], SUBCOMMANDS):
+            print(f"trt-tui: {typo}", file=sys.stderr)
+            return EXIT_USAGE
     parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
         args = parser.parse_args(argv)
