@@ -161,3 +161,89 @@ def test_the_summary_on_a_terminal_names_the_slowest_leaf_phases(cli_env, trt_tu
     named = [line.strip().rpartition(":")[0] for line in lines[at + 1:] if line.startswith("    ")]
     assert len(named) == 3 and set(named) <= leaves, (named, leaves)
     assert any(line.startswith("1 built, 0 failed in ") for line in lines[at:]), lines[at:]
+
+
+# -- the demo's directory ----------------------------------------------------------------------------------
+
+
+class AppOnATerminal:
+    """`trt-tui ARGS` with a pseudo-terminal as stdin, stdout and stderr; its output read as it comes."""
+
+    def __init__(self, args: list, env: dict[str, str]) -> None:
+        import fcntl
+        import os
+        import pty
+        import struct
+        import termios
+        import threading
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.proc = subprocess.Popen(list(map(str, args)), stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self.output = b""
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        import os
+
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                return
+            if not chunk:
+                return
+            self.output += chunk
+
+    def wait_for(self, text: str, timeout: float = TIMEOUT) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.output:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
+                pytest.fail(f"{text!r} never showed: {self.output[-2000:]!r}")
+            time.sleep(0.1)
+
+    def send(self, keys: str) -> None:
+        import os
+
+        os.write(self.master, keys.encode())
+
+    def finish(self) -> int:
+        import os
+
+        try:
+            return self.proc.wait(TIMEOUT)
+        finally:
+            self.reader.join(5)
+            os.close(self.master)
+
+
+@pytest.mark.parametrize("how", ["q", "SIGTERM", "SIGHUP"])
+def test_the_demo_leaves_no_directory_behind(cli_env, trt_tui_command, tmp_path, how) -> None:
+    """Its samples take hundreds of megabytes: they go when the app ends, by `q` or by a signal, and a
+    directory a killed demo left is removed by the next one (one of a live process is kept)."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = tmp_path / f"trt-tui-demo-{gone.pid}-abcd1234"
+    stale.mkdir()
+    (stale / "mnist.onnx").write_bytes(b"left by a demo that was killed")
+    live = tmp_path / f"trt-tui-demo-{__import__('os').getpid()}-efgh5678"  # this test's own process: alive
+    live.mkdir()
+    app = AppOnATerminal([*trt_tui_command, "--demo"], dict(cli_env, TMPDIR=str(tmp_path)))
+    app.wait_for("resnet50.onnx")  # the picker lists the samples
+    mine = [p for p in tmp_path.glob(f"trt-tui-demo-{app.proc.pid}-*")]
+    assert len(mine) == 1 and (mine[0] / "mnist.onnx").is_file()
+    assert not stale.exists(), "the directory of a demo that is gone was kept"
+    if how == "q":
+        app.send("q")
+    else:
+        app.proc.send_signal(getattr(signal, how))
+    code = app.finish()
+    assert code == (0 if how == "q" else -getattr(signal, how))
+    assert not mine[0].exists(), f"the demo's directory is left after {how}"
+    assert live.is_dir()
