@@ -19,10 +19,14 @@ def close_to(word: str, names: list[str] | tuple[str, ...]) -> str | None:
     return found[0] if found else None
 
 
+_COMMAND_LIKE = re.compile(r"[A-Za-z][A-Za-z_-]*")
+
+
 def unknown_command(word: str, commands: tuple[str, ...]) -> str | None:
     """The error for a first word that is neither a path nor a command but close to one, else None
-    (then it is taken for the app's path, and checked as one)."""
-    if word.startswith("-"):
+    (then it is taken for the app's path, and checked as one). A word with a '/' or a '.' in it
+    (`samples/`, `history.db`) is a path the user meant, whatever it resembles."""
+    if not _COMMAND_LIKE.fullmatch(word):
         return None
     near = close_to(word, commands)
     return f"unknown command {word!r} (did you mean {near}?)" if near else None
