@@ -60,9 +60,10 @@ def test_a_mistyped_command_is_named_and_the_app_does_not_open(trt_tui, tmp_path
     assert one_line(result) == f"trt-tui: unknown command {words[0]!r} (did you mean {meant}?)"
 
 
-def test_a_path_that_does_not_exist_is_one_line(trt_tui, tmp_path) -> None:
-    missing = tmp_path / "no" / "such" / "dir"
-    result = trt_tui(missing)
+@pytest.mark.parametrize("missing", ["no/such/dir", "samples/", "history.onnx"])
+def test_a_path_that_does_not_exist_is_one_line(trt_tui, tmp_path, missing) -> None:
+    """Whatever command it resembles, a word with a '/' or a '.' is a path."""
+    result = trt_tui(missing, cwd=tmp_path)
     assert result.returncode == EXIT_USAGE
     assert one_line(result) == f"trt-tui: {missing}: no such file or directory"
 
