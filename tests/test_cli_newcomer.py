@@ -5,6 +5,7 @@ of the headless output. Each runs `python -m trt_tui` in a child, as a user or a
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -172,7 +173,6 @@ class AppOnATerminal:
 
     def __init__(self, args: list, env: dict[str, str]) -> None:
         import fcntl
-        import os
         import pty
         import struct
         import termios
@@ -188,8 +188,6 @@ class AppOnATerminal:
         self.reader.start()
 
     def _read(self) -> None:
-        import os
-
         while True:
             try:
                 chunk = os.read(self.master, 65536)
@@ -210,15 +208,15 @@ class AppOnATerminal:
             time.sleep(0.1)
 
     def send(self, keys: str) -> None:
-        import os
-
         os.write(self.master, keys.encode())
 
     def finish(self) -> int:
-        import os
-
+        """Its exit code, once it ends (killed if it has not within the timeout)."""
         try:
             return self.proc.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
         finally:
             self.reader.join(5)
             os.close(self.master)
@@ -233,18 +231,24 @@ def test_the_demo_leaves_no_directory_behind(cli_env, trt_tui_command, tmp_path,
     stale = tmp_path / f"trt-tui-demo-{gone.pid}-abcd1234"
     stale.mkdir()
     (stale / "mnist.onnx").write_bytes(b"left by a demo that was killed")
-    live = tmp_path / f"trt-tui-demo-{__import__('os').getpid()}-efgh5678"  # this test's own process: alive
+    live = tmp_path / f"trt-tui-demo-{os.getpid()}-efgh5678"  # this test's own process: alive
     live.mkdir()
     app = AppOnATerminal([*trt_tui_command, "--demo"], dict(cli_env, TMPDIR=str(tmp_path)))
-    app.wait_for("resnet50.onnx")  # the picker lists the samples
-    mine = [p for p in tmp_path.glob(f"trt-tui-demo-{app.proc.pid}-*")]
-    assert len(mine) == 1 and (mine[0] / "mnist.onnx").is_file()
-    assert not stale.exists(), "the directory of a demo that is gone was kept"
-    if how == "q":
-        app.send("q")
-    else:
-        app.proc.send_signal(getattr(signal, how))
-    code = app.finish()
+    asked = False  # to end: otherwise (a failed check) it is killed
+    try:
+        app.wait_for("resnet50.onnx")  # the picker lists the samples
+        mine = [p for p in tmp_path.glob("trt-tui-demo-*") if p not in (stale, live)]
+        assert len(mine) == 1 and (mine[0] / "mnist.onnx").is_file()
+        assert not stale.exists(), "the directory of a demo that is gone was kept"
+        asked = True
+        if how == "q":
+            app.send("q")
+        else:
+            app.proc.send_signal(getattr(signal, how))
+    finally:
+        if not asked:
+            app.proc.kill()
+        code = app.finish()
     assert code == (0 if how == "q" else -getattr(signal, how))
     assert not mine[0].exists(), f"the demo's directory is left after {how}"
     assert live.is_dir()
