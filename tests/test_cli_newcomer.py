@@ -93,6 +93,26 @@ def test_an_unknown_theme_names_the_known_ones(trt_tui, mnist) -> None:
     assert "trt-dark" in line and "trt-light" in line and "textual-dark" in line
 
 
+def test_serve_checks_its_theme_before_it_listens(trt_tui, mnist) -> None:
+    """Each browser session's app would otherwise refuse it, one page at a time."""
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    result = trt_tui("serve", mnist.parent, "--theme", "nope", "--port", port)
+    assert result.returncode == EXIT_USAGE
+    assert one_line(result).startswith("trt-tui: --theme nope: no such theme")
+
+
+def test_run_on_a_terminal_checks_its_theme(cli_env, trt_tui_command, tmp_path) -> None:
+    app = AppOnATerminal([*trt_tui_command, "run", "--theme", "nope", "--", "python", "-c", "pass"], cli_env)
+    code = app.finish()
+    output = app.output.decode(errors="replace")
+    assert code == EXIT_USAGE and "Traceback" not in output, output
+    assert "--theme nope: no such theme" in output
+
+
 def test_a_mistyped_option_says_which_was_meant(trt_tui, mnist) -> None:
     result = trt_tui("build", mnist, "--opt-levle", "3")
     assert result.returncode == EXIT_USAGE

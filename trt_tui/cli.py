@@ -586,6 +586,10 @@ def cmd_history(args) -> int:
 def cmd_serve(args) -> int:
     """The app for web browsers; the builds belong to this process (see serve.py)."""
     from . import serve
+    from .app_checks import theme_problem
+
+    if problem := theme_problem(args.theme):  # found now, not by each browser session's app
+        raise UsageError(problem)
 
     try:
         token = serve.check(args.host, args.port, args.token)
