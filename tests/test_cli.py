@@ -409,7 +409,7 @@ def test_ctrl_c_cancels_and_says_where(densenet_build, leftover_temp_files) -> N
     code, stderr = running.finish()
     assert code == EXIT_CANCELLED, stderr
     assert "Traceback" not in running.stdout + stderr
-    cancelled = [line for _, line in running.lines if "] cancelled: " in line]
+    cancelled = [line for _, line in running.lines if "] cancelled in " in line]
     assert len(cancelled) == 1, running.stdout
     where = cancelled[0].split("cancelled in ", 1)[1].split(" › ")
     started = {m["name"] for m in (START_LINE.match(line) for _, line in running.lines) if m}

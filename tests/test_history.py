@@ -312,7 +312,8 @@ def test_recorder_records_real_builds_and_predicts_the_second(tmp_path: Path, mn
         second = scheduler.submit(spec)
         assert scheduler.wait(120)
         assert second.outcome.state is State.SUCCEEDED
-        assert etas and all(e is not None and 0.0 <= e <= total for e in etas)
+        # Below 0 where the second build runs longer than the first: overdue by so much.
+        assert etas and all(e is not None and e <= total for e in etas)
         done = eta(expected, tree, tree.last_t)
         assert done == pytest.approx(max(0.0, total - tree.durations()["Building engine"]))
         builds = history.builds(mnist)
