@@ -113,6 +113,29 @@ def test_diff_refuses_a_file_name_two_directories_have(tmp_path, capsys, monkeyp
     assert code == 2 and "1 successful build in history" in err
 
 
+# -- what the ETA comes from --------------------------------------------------------------------------------
+
+
+def test_the_estimate_comes_from_builds_of_the_present_content(tmp_path) -> None:
+    from trt_tui.core.estimates import expected_for
+
+    model = mnist_in(tmp_path / "m")
+    changed = model.stat().st_mtime
+
+    def success(started: float, model_hash: str, seconds: float) -> None:
+        h.record(model=model.resolve(), model_hash=model_hash, options={}, backend="tensorrt-rtx",
+                 backend_version="", state="succeeded", error=None, started=started, duration=seconds,
+                 engine_bytes=1, phases={"Building engine": seconds})
+
+    with History(tmp_path / "history.sqlite3") as h:
+        for i in range(3):  # builds of the file before it was last written
+            success(changed - 100 + i, "old", 10.0)
+        assert expected_for(h, model) == ({"Building engine": 10.0}, True)
+        success(changed + 1, "new", 1.0)  # built from what the file holds now
+        success(changed - 50, "new", 3.0)  # the same bytes, before a `touch`
+        assert expected_for(h, model) == ({"Building engine": 2.0}, False)
+
+
 # -- the app ---------------------------------------------------------------------------------------------
 
 

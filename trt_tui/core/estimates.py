@@ -1,13 +1,18 @@
 """What earlier builds predict of a running one: time left (ETA) and phases slower than usual.
 
 The expected per-phase seconds come from the build history: the median of the model's recent
-successful builds of the same content as the file now (`expected_for`). An edited model may build
-in a very different time, so builds of other content count only where none has this content, and
-then the estimate says that it comes from an older version of the model.
+successful builds of the content the file has now (`expected_for`). An edited model may build in a
+very different time. Hashing the model to know its content would cost the app a read of the whole
+file (and a parse, for its external data) at every build it starts; the file's modification time
+says as much for free: a build that started after the file last changed was built from what it
+holds now, and so was any build with that build's content hash (the same bytes before a `touch`, or
+a version the user went back to). Where no build started after the change, the estimate comes from
+builds of an older version, and says so.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,21 +24,6 @@ if TYPE_CHECKING:  # the history hands its records in; it asks `median_phases` i
 
 # How far back to look for builds of the model's present content among its successful builds.
 LOOK_BACK = 50
-_hasher = None  # one per process: it remembers each file's hash for as long as its stamp is unchanged
-
-
-def content_hash(model: Path) -> str | None:
-    """The model's content hash as the engine cache and the history compute it; None if unreadable.
-    Hashed once per content: a rebuild of an unchanged file costs a stat."""
-    global _hasher
-    from .cache import ContentHasher
-
-    if _hasher is None:
-        _hasher = ContentHasher()
-    try:
-        return _hasher.model_hash(model)
-    except OSError:
-        return None
 
 
 def median_phases(records: list[BuildRecord]) -> dict[str, float] | None:
@@ -51,20 +41,22 @@ def median_phases(records: list[BuildRecord]) -> dict[str, float] | None:
 def expected_for(history: History, model: Path) -> tuple[dict[str, float] | None, bool]:
     """(expected seconds per phase path, whether they come from builds of an older version of the
     model): from its last successful builds of the content the file has now, else from its last
-    successful builds of any content. (None, False) without successful builds."""
+    successful builds. (None, False) without successful builds."""
     from .history import EXPECTED_FROM
 
     successes = history.successes(model, LOOK_BACK)
     if not successes:
         return None, False
-    now = content_hash(model)
-    same = [rec for rec in successes if now is not None and rec.model_hash == now][:EXPECTED_FROM]
-    if same:
-        return median_phases(same), False
-    recent = successes[:EXPECTED_FROM]
-    # A build recorded without a hash (no engine cache, an observed program's) may be of this content.
-    older = now is not None and all(rec.model_hash and rec.model_hash != now for rec in recent)
-    return median_phases(recent), older
+    try:
+        changed = os.stat(model).st_mtime
+    except OSError:  # gone, or not a file: nothing says which version it was
+        return median_phases(successes[:EXPECTED_FROM]), False
+    since = [rec for rec in successes if rec.started >= changed]
+    if not since:
+        return median_phases(successes[:EXPECTED_FROM]), True
+    now = since[0].model_hash
+    same = [rec for rec in successes if rec.started >= changed or (now is not None and rec.model_hash == now)]
+    return median_phases(same[:EXPECTED_FROM]), False
 
 
 def eta_text(remaining: float, from_older_model: bool = False) -> str:
