@@ -68,8 +68,11 @@ def remove_stale(tmp: Path) -> list[Path]:
 
 def remove_at_exit(directory: Path) -> None:
     """Remove `directory` at exit, normal or by SIGTERM/SIGHUP (then the signal goes on as it would)."""
+    owner = os.getpid()
+
     def remove() -> None:
-        shutil.rmtree(directory, ignore_errors=True)
+        if os.getpid() == owner:  # not in a child forked with this handler (a build process)
+            shutil.rmtree(directory, ignore_errors=True)
 
     atexit.register(remove)
     for number in _SIGNALS:
