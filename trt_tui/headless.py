@@ -87,7 +87,8 @@ def slowest_leaves(tree: PhaseTree, count: int = 3) -> list[tuple[float, Phase]]
 
 
 def totals_line(states: list[State], unreadable: int, seconds: float) -> str:
-    """`3 built, 0 failed in 52.0s`, then the skipped (current) and cancelled builds where there are."""
+    """`3 built, 0 failed in 52.0s`; skipped (current) and cancelled builds are counted too where there
+    are any: `0 built, 0 failed, 1 skipped in 0.1s`."""
     parts = [f"{states.count(State.SUCCEEDED)} built", f"{states.count(State.FAILED) + unreadable} failed"]
     parts += [f"{states.count(state)} {state.value}" for state in (State.SKIPPED, State.CANCELLED) if state in states]
     return ", ".join(parts) + f" in {human_seconds(seconds)}"

@@ -1,7 +1,7 @@
 """Two builds from the history, compared: what `trt-tui history diff` and the app's diff panel show.
 
-Picking the builds (by two ids, or a model's last two that succeeded) is here; the comparison itself is the pure
-`fingerprint.diff` of the two records' fingerprints and phase timings.
+Picking the builds (by two ids, or a model's last two that succeeded) is here; the comparison itself
+is the pure `fingerprint.diff` of the two records' fingerprints and phase timings.
 """
 
 from __future__ import annotations
