@@ -171,7 +171,8 @@ def test_history_diff_errors_are_one_line(mnist, tmp_path, capsys):
     code, _, err = run_cli(capsys, "history", "diff", "1", "99", "--history", str(history))
     assert code == 2 and err.strip() == f"trt-tui: history diff: no build with id 99 in {history} (see `trt-tui history`)"
     code, _, err = run_cli(capsys, "history", "diff", "mnist.onnx", "--history", str(history))
-    assert code == 2 and err.strip() == "trt-tui: history diff: mnist.onnx: 1 build in history, need two to compare"
+    assert code == 2 and err.strip() == ("trt-tui: history diff: mnist.onnx: 1 successful build in history, need two to"
+                                  " compare (two ids compare any builds: see `trt-tui history mnist.onnx`)")
     code, _, err = run_cli(capsys, "history", "diff", "--history", str(history))
     assert code == 2 and err.count("\n") == 1
 

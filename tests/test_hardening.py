@@ -347,7 +347,7 @@ def test_two_models_onto_one_engine_are_refused(cli, sample_dir, tmp_path) -> No
     other = tmp_path / "elsewhere"
     other.mkdir()
     (other / "mnist.onnx").write_bytes((sample_dir / "mnist.onnx").read_bytes())
-    result = cli("build", sample_dir / "mnist.onnx", other / "mnist.onnx", "-o", tmp_path / "engines")
+    result = cli("build", sample_dir / "mnist.onnx", other / "mnist.onnx", "-o", f"{tmp_path / 'engines'}/")
     assert result.returncode == EXIT_USAGE
     assert "same engine" in one_error(result)
 

@@ -71,7 +71,8 @@ async def test_second_build_shows_an_eta_from_history(tmp_path, monkeypatch):
             await pilot.pause(0.05)
         await pilot.pause(TrtTuiApp.TICK + 0.2)  # a tick refreshes the title
         assert app.views[2].expected and "Building engine" in app.views[2].expected
-        assert "ETA" in str(app.phase_view.title)
+        title = str(app.phase_view.title)
+        assert "ETA" in title or "overdue +" in title  # held in a phase: it may run past the estimate
         await pilot.press("c")
         while not app.views[2].state.final:
             await pilot.pause(0.05)

@@ -180,7 +180,7 @@ def test_cli_bad_models_fail_one_line_each_and_the_good_one_builds(
     models = [path for path, _ in bad_models.values()]
     out = tmp_path / "engines"
     started = time.monotonic()
-    result = run_cli(trt_tui_command, env, "build", *models[:4], good, *models[4:], "-o", out,
+    result = run_cli(trt_tui_command, env, "build", *models[:4], good, *models[4:], "-o", f"{out}/",
                      "--executor", executor)
     took = time.monotonic() - started
     output = result.stdout + result.stderr

@@ -7,7 +7,6 @@ Every user error ends in one line on stderr naming the file and the reason, and 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import signal
@@ -91,7 +90,9 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+        from .cli_suggest import explain_unrecognized
+
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {explain_unrecognized(message, self)} (see {self.prog} -h)\n")
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
 
@@ -279,14 +280,14 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
     if output is None:
         return [default_output(m) for m in models]
     out = Path(output)
-    as_dir = out.is_dir() or output.endswith(os.sep) or len(models) > 1
+    as_dir = out.is_dir() or output.endswith(os.sep)
+    if len(models) > 1 and not as_dir:
+        raise UsageError(f"-o {output}: with several models -o must be an existing directory or end with '/'")
     if not as_dir:
         if out.parent != Path("") and not out.parent.is_dir():
             problem = "is not a directory" if out.parent.exists() else "does not exist"
             raise UsageError(f"{out}: output directory {out.parent} {problem}")
         return [out]
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: -o names a file, but several models need a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -456,8 +457,9 @@ def cmd_build(args) -> int:
 
 
 def _build_models(args, executor) -> int:
-    from .headless import make_renderer
+    from .headless import make_renderer, totals_line
 
+    started = time.monotonic()
     try:
         options = options_from_args(args)
         check_trace_path(args.trace)
@@ -498,6 +500,8 @@ def _build_models(args, executor) -> int:
         if job.state is State.FAILED and not args.json:
             print(f"trt-tui: {job.outcome.error}", file=sys.stderr)
     cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
+    if not args.json:
+        renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
               + (f"cancelled {', '.join(cancelled)}" if cancelled else "no build was running"), file=sys.stderr)
@@ -574,65 +578,19 @@ def cmd_watch(args) -> int:
 
 
 def cmd_history(args) -> int:
-    import sqlite3
+    from .cli_history import history_command
 
-    from .core.history import History, HistoryError, default_path
-    from .core.history_table import format_history
-    from .core.session import history_path
-
-    if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
-        return cmd_history_diff(args)
-    if args.targets:
-        raise UsageError(f"history takes one model, got {len(args.targets) + 1} (did you mean `history diff`?)")
-    path = history_path(args.history) or default_path()
-    if not path.exists() and not args.history:
-        print("no builds recorded")  # nothing built yet: nothing to read, and nothing is created
-        return EXIT_OK
-    try:
-        history = History(path, create=False)
-        try:
-            records = history.builds(args.model, limit=args.limit)
-        finally:
-            history.close()
-    except HistoryError as exc:
-        raise UsageError(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise UsageError(f"{path}: cannot read build history: {exc}") from None
-    if args.json:
-        for record in records:
-            print(json.dumps(record.as_json()))
-        return EXIT_OK
-    if not records:
-        print("no builds recorded" + (f" for {args.model}" if args.model else ""))
-        return EXIT_OK
-    print("\n".join(format_history(records)))
-    return EXIT_OK
-
-
-def cmd_history_diff(args) -> int:
-    """`history diff A B` (two ids) or `history diff MODEL` (its last two builds); errors are one line."""
-    from .core.history import History, HistoryError, default_path
-    from .core.history_diff import DiffError, compare, format_comparison, pick
-    from .core.session import history_path
-
-    path = history_path(args.history) or default_path()
-    if not path.exists():
-        print(f"trt-tui: history diff: {path}: no build history there yet", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        with History(path, create=False) as history:
-            a, b = pick(history, args.targets)
-    except (DiffError, HistoryError) as exc:
-        print(f"trt-tui: history diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    result = compare(a, b)
-    print(json.dumps(result) if args.json else "\n".join(format_comparison(result)))
-    return EXIT_OK
+    return history_command(args)
 
 
 def cmd_serve(args) -> int:
     """The app for web browsers; the builds belong to this process (see serve/)."""
     from . import serve
+    from .app_checks import theme_problem
+
+    if problem := theme_problem(args.theme):  # found now, not by each browser session's app
+        raise UsageError(problem)
+
     try:
         token = serve.check(args.host, args.port, args.token, args.token_file, args.no_token)
     except ValueError as exc:
@@ -656,11 +614,10 @@ def app_config(args):
 
     paths = list(args.paths)
     if args.demo:
-        import tempfile
-
+        from .core.demo_dir import make_demo_dir
         from .core.samples import write_samples
 
-        directory = Path(tempfile.mkdtemp(prefix="trt-tui-demo-"))
+        directory = make_demo_dir()
         print(f"trt-tui: writing sample models to {directory}")
         write_samples(directory)
         paths = [str(directory)]
@@ -696,7 +653,11 @@ def cmd_run(args) -> int:
     args.vitals = vitals_from_args(args)
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+        from .app_checks import theme_problem
         from .ui.app import make_app
+
+        if problem := theme_problem(args.theme):
+            raise UsageError(problem)
 
         run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace,
                          vitals=args.vitals, history=args.history)
@@ -758,8 +719,14 @@ def run_headless(argv: list[str], args, note: str | None) -> int:
 
 
 def cmd_app(args) -> int:
+    from .app_checks import path_problem, terminal_problem, theme_problem
     from .ui.app import make_app
 
+    local = not args.attach  # an attached app is `serve`'s, drawn in a browser through pipes
+    problem = ((local and not args.demo and path_problem(args.paths, args.watch)) or theme_problem(args.theme)
+               or (local and terminal_problem()))
+    if problem:
+        raise UsageError(problem)
     app = make_app(app_config(args))
     app.run()
     return app.return_code or 0
@@ -894,6 +861,12 @@ def entry() -> None:
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):
+        from .cli_suggest import unknown_command
+
+        if typo := unknown_command(argv[0], SUBCOMMANDS):
+            print(f"trt-tui: {typo}", file=sys.stderr)
+            return EXIT_USAGE
     parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
         args = parser.parse_args(argv)

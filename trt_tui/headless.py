@@ -32,7 +32,7 @@ from .core.events import (
 )
 from .core.job import BuildJob
 from .core.phases import Phase, PhaseTree
-from .core.units import human_bytes, human_seconds
+from .core.units import human_bytes, human_seconds, plural
 
 
 def state_line(model: str, event: StateChanged) -> str:
@@ -43,7 +43,9 @@ def state_line(model: str, event: StateChanged) -> str:
             text += f", peak RSS {human_bytes(event.peak_rss_bytes)}"
     if event.error:
         text += f": {event.error}"
-    if event.detail:
+    if event.detail and event.detail.startswith(event.state.value):  # "cancelled in Building engine"
+        text = f"[{model}] {event.detail}"
+    elif event.detail:
         text += f": {event.detail}"
     if event.reason and event.state is not State.SKIPPED:
         text += f" (why: {event.reason})"
@@ -75,6 +77,21 @@ class _Renderer:
 
     def close(self) -> None:
         pass
+
+
+def slowest_leaves(tree: PhaseTree, count: int = 3) -> list[tuple[float, Phase]]:
+    """The finished phases with no phases inside them that took longest: where the time went (a
+    parent's time is its children's, so "Building engine" would always head the list)."""
+    leaves = [(p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None and not p.children]
+    return sorted(leaves, key=lambda pair: -pair[0])[:count]
+
+
+def totals_line(states: list[State], unreadable: int, seconds: float) -> str:
+    """`3 built, 0 failed in 52.0s`; skipped (current) and cancelled builds are counted too where there
+    are any: `0 built, 0 failed, 1 skipped in 0.1s`."""
+    parts = [f"{states.count(State.SUCCEEDED)} built", f"{states.count(State.FAILED) + unreadable} failed"]
+    parts += [f"{states.count(state)} {state.value}" for state in (State.SKIPPED, State.CANCELLED) if state in states]
+    return ", ".join(parts) + f" in {human_seconds(seconds)}"
 
 
 def vitals_line(model: str, event: Vitals) -> str:
@@ -111,7 +128,7 @@ class PlainRenderer(_Renderer):
             phase = tree.apply(event)
             if type(event) is PhaseStart:
                 indent = "  " * (len(tree.path(phase)) - 1)
-                lines.append(f"[{model}] {indent}▶ {event.name} ({event.num_steps} steps)")
+                lines.append(f"[{model}] {indent}▶ {event.name} ({plural(event.num_steps, 'step')})")
             elif type(event) is PhaseFinish and phase is not None:
                 indent = "  " * (len(tree.path(phase)) - 1)
                 early = f", finished at step {phase.steps_done}/{phase.num_steps}" if phase.finished_early else ""
@@ -180,8 +197,7 @@ class TtyRenderer(_Renderer):
     def _summary(self, job: BuildJob, tree: PhaseTree, event: StateChanged) -> list[str]:
         lines = [state_line(str(job.spec.model), event)]
         if event.state is State.SUCCEEDED:
-            slow = sorted(((p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None), key=lambda x: -x[0])
-            lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slow[:3])
+            lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slowest_leaves(tree))
         return lines
 
     def _width(self) -> int:

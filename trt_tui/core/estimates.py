@@ -1,12 +1,69 @@
 """What earlier builds predict of a running one: time left (ETA) and phases slower than usual.
 
-The expected per-phase seconds come from the build history (`History.expected_phases`); these
-functions only compare them with the phase tree of the build now running.
+The expected per-phase seconds come from the build history: the median of the model's recent
+successful builds of the content the file has now (`expected_for`). An edited model may build in a
+very different time. Hashing the model to know its content would cost the app a read of the whole
+file (and a parse, for its external data) at every build it starts; the file's modification time
+says as much for free: a build that started after the file last changed was built from what it
+holds now, and so was any build with that build's content hash (the same bytes before a `touch`, or
+a version the user went back to). Where no build started after the change, the estimate comes from
+builds of an older version, and says so.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from .phases import PhaseTree
+from .units import human_seconds
+
+if TYPE_CHECKING:  # the history hands its records in; it asks `median_phases` in turn
+    from .history import BuildRecord, History
+
+# How far back to look for builds of the model's present content among its successful builds.
+LOOK_BACK = 50
+
+
+def median_phases(records: list[BuildRecord]) -> dict[str, float] | None:
+    """Median seconds per phase path over `records` (a phase missing from some of them: the median of
+    those it appears in); None without records."""
+    import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay ~4 ms
+
+    samples: dict[str, list[float]] = {}
+    for rec in records:
+        for key, seconds in rec.phases.items():
+            samples.setdefault(key, []).append(seconds)
+    return {key: statistics.median(values) for key, values in samples.items()} or None
+
+
+def expected_for(history: History, model: Path) -> tuple[dict[str, float] | None, bool]:
+    """(expected seconds per phase path, whether they come from builds of an older version of the
+    model): from its last successful builds of the content the file has now, else from its last
+    successful builds. (None, False) without successful builds."""
+    from .history import EXPECTED_FROM
+
+    successes = history.successes(model, LOOK_BACK)
+    if not successes:
+        return None, False
+    try:
+        changed = os.stat(model).st_mtime
+    except OSError:  # gone, or not a file: nothing says which version it was
+        return median_phases(successes[:EXPECTED_FROM]), False
+    since = [rec for rec in successes if rec.started >= changed]
+    if not since:
+        return median_phases(successes[:EXPECTED_FROM]), True
+    now = since[0].model_hash
+    same = [rec for rec in successes if rec.started >= changed or (now is not None and rec.model_hash == now)]
+    return median_phases(same[:EXPECTED_FROM]), False
+
+
+def eta_text(remaining: float, from_older_model: bool = False) -> str:
+    """"ETA 3.1s", or "overdue +2.0s" once the build runs longer than expected; an estimate from
+    builds of an older version of the model says so."""
+    text = f"ETA {human_seconds(remaining)}" if remaining >= 0 else f"overdue +{human_seconds(-remaining)}"
+    return text + (" (from an older model)" if from_older_model else "")
 
 
 def phase_key(tree: PhaseTree, phase) -> str:
@@ -16,7 +73,8 @@ def phase_key(tree: PhaseTree, phase) -> str:
 
 def eta(expected: dict[str, float], tree: PhaseTree, elapsed: float) -> float | None:
     """Expected seconds left in a running build: the expected total of the top-level phases ("Building
-    engine") minus the time spent in them so far, floored at 0; None without an expectation.
+    engine") minus the time spent in them so far, below 0 once the build runs longer than expected
+    (by so much); None without an expectation.
 
     `elapsed` is the time now on the build's clock (seconds since it started, the clock its events' `t`
     use). Time before the first phase (parsing the model) is not part of the phases and is not
@@ -27,7 +85,7 @@ def eta(expected: dict[str, float], tree: PhaseTree, elapsed: float) -> float | 
         return None
     total = sum(top)
     spent = sum(max(0.0, tree.phases[pid].elapsed(elapsed)) for pid in tree.roots)
-    return max(0.0, total - spent)
+    return total - spent
 
 
 def slow_phases(

@@ -22,7 +22,7 @@ from pathlib import Path
 from . import digest_store
 from .modelinfo import ModelDigests, ModelInfoError, read_model_digests
 from .sidecar import Stamp, stamp_of
-from .units import human_bytes, human_seconds
+from .units import human_bytes, human_seconds, plural
 
 __all__ = [
     "Fingerprint",
@@ -392,7 +392,7 @@ def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[s
     """The diff as lines for a terminal: changes, then the `top` phases that changed most, then size."""
     lines = [title] if title else []
     changes = result["changes"]
-    lines.append("fingerprint: " + ("identical" if not changes else f"{len(changes)} difference(s)"))
+    lines.append("fingerprint: " + ("identical" if not changes else plural(len(changes), "difference")))
     lines += [f"  {c['what']}: {c['change']}" for c in changes]
     phases = [p for p in result["phases"] if p["change"] != 0.0][:top]
     if phases:

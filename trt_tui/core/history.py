@@ -371,13 +371,13 @@ class History:
             return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
 
     def previous(self, record: BuildRecord) -> BuildRecord | None:
-        """The build of the same model just before `record` (that did not end skipped or cancelled
-        while queued: one that has phases to compare), or None."""
+        """The build of the same model that succeeded just before `record` (like with like: a build
+        stopped part of the way has phases that would read as changes), or None."""
         with self._lock:
             db = self._conn()
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM builds WHERE model = ? AND (started < ? OR (started = ? AND id < ?))"
-                f" AND state != '{State.SKIPPED.value}' ORDER BY started DESC, id DESC LIMIT 1",
+                f" AND state = '{State.SUCCEEDED.value}' ORDER BY started DESC, id DESC LIMIT 1",
                 (record.model, record.started, record.started, record.id),
             ).fetchone()
             return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
@@ -392,13 +392,9 @@ class History:
     def expected_phases(self, model: str | Path) -> dict[str, float] | None:
         """Median seconds per phase path over the last five successful builds of `model` (a phase
         missing from some of them: the median of those it appears in); None without such builds."""
-        import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay ~4 ms
+        from .estimates import median_phases
 
-        samples: dict[str, list[float]] = {}
-        for rec in self.successes(model, EXPECTED_FROM):
-            for key, seconds in rec.phases.items():
-                samples.setdefault(key, []).append(seconds)
-        return {key: statistics.median(values) for key, values in samples.items()} or None
+        return median_phases(self.successes(model, EXPECTED_FROM))
 
     def close(self) -> None:
         with self._lock:
@@ -603,7 +599,7 @@ class HistoryRecorder:
             self.lost.extend(f"{fields['model']}: database is locked" for _, fields, _ in self._later)
             self._later.clear()
         if unsaved:
-            raise HistoryError(f"{self.history.path}: {unsaved} build(s) not recorded: {self.lost[-1]}")
+            raise HistoryError(f"{self.history.path}: {unsaved} build{'s' if unsaved != 1 else ''} not recorded: {self.lost[-1]}")
 
     def _report(self, exc: Exception) -> None:
         self.errors += 1

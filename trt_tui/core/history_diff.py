@@ -1,7 +1,7 @@
 """Two builds from the history, compared: what `trt-tui history diff` and the app's diff panel show.
 
-Picking the builds (by two ids, or a model's last two) is here; the comparison itself is the pure
-`fingerprint.diff` of the two records' fingerprints and phase timings.
+Picking the builds (by two ids, or a model's last two that succeeded) is here; the comparison itself
+is the pure `fingerprint.diff` of the two records' fingerprints and phase timings.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 from .events import State
 from .fingerprint import Fingerprint, diff, format_diff
 from .history import BuildRecord, History
+from .units import plural
 
 __all__ = ["DiffError", "compare", "format_comparison", "pick"]
 
@@ -20,14 +21,11 @@ class DiffError(Exception):
     """The builds to compare cannot be found; the message is one line."""
 
 
-def _comparable(record: BuildRecord) -> bool:
-    """A skipped build (or one cancelled before it ran) has no phases of its own to compare."""
-    return record.state != State.SKIPPED.value and bool(record.phases or record.state == State.SUCCEEDED.value)
-
-
 def pick(history: History, targets: list[str]) -> tuple[BuildRecord, BuildRecord]:
-    """(A, B) for `diff A B` (two ids, as `trt-tui history` lists them) or `diff MODEL` (the model's
-    last two builds that ran, older first)."""
+    """(A, B) for `diff A B` (two ids, as `trt-tui history` lists them: any two builds) or `diff MODEL`
+    (the model's last two builds that succeeded, older first: a cancelled or failed build stopped
+    part of the way, and its phases would read as changes). A file name that builds in two
+    directories had is refused, naming both: the user says which."""
     if len(targets) == 2 and all(t.isdigit() for t in targets):
         found = []
         for text in targets:
@@ -39,10 +37,14 @@ def pick(history: History, targets: list[str]) -> tuple[BuildRecord, BuildRecord
     if len(targets) != 1:
         raise DiffError("give two build ids (`history diff 3 7`) or one model (`history diff resnet50.onnx`)")
     model = targets[0]
-    records = [r for r in history.builds(model, limit=200) if _comparable(r)]
+    records = history.builds(model, limit=200)
+    paths = list(dict.fromkeys(r.model for r in records))
+    if len(paths) > 1:
+        raise DiffError(f"{model}: builds of {len(paths)} models have this name: {', '.join(paths)}; give one path")
+    records = [r for r in records if r.state == State.SUCCEEDED.value]
     if len(records) < 2:
-        raise DiffError(f"{model}: {len(records)} build{'s' if len(records) != 1 else ''} in history, "
-                        "need two to compare")
+        raise DiffError(f"{model}: {plural(len(records), 'successful build')} in history, need two to compare"
+                        f" (two ids compare any builds: see `trt-tui history {model}`)")
     return records[1], records[0]
 
 
@@ -53,10 +55,13 @@ def compare(a: BuildRecord, b: BuildRecord) -> dict:
     return {"a": a.as_json(), "b": b.as_json(), **diff(fa, fb, a.phases, b.phases, a.engine_bytes, b.engine_bytes)}
 
 
-def format_comparison(result: dict, top: int = 10) -> list[str]:
+def format_comparison(result: dict, top: int = 10, labels: tuple[str, str] | None = None) -> list[str]:
+    """The diff's lines under a title naming both builds: by their history ids (what `trt-tui history`
+    lists), or by `labels` where the caller shows the builds under other names."""
     a, b = result["a"], result["b"]
-    title = (f"{Path(a['model']).name} #{a['id']} ({_when_of(a)}, {a['state']}) → "
-             f"{Path(b['model']).name} #{b['id']} ({_when_of(b)}, {b['state']})")
+    first, second = labels or (f"#{a['id']}", f"#{b['id']}")
+    title = (f"{Path(a['model']).name} {first} ({_when_of(a)}, {a['state']}) → "
+             f"{Path(b['model']).name} {second} ({_when_of(b)}, {b['state']})")
     return format_diff(result, top=top, title=title)
 
 

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def plural(count: int, word: str) -> str:
+    """"1 step", "3 steps": a count with its noun (nouns that take an -s)."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def human_bytes(n: int | None) -> str:
     """Binary units, as engine and memory sizes are usually given: 311.1 KiB, 97.9 MiB."""
     if n is None:

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Input, Static
 
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
-from ..core.estimates import slow_phases
+from ..core.estimates import expected_for, slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
@@ -45,7 +45,7 @@ from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
 from .widgets.build_list import BuildList
-from .widgets.diff_panel import DiffPanel
+from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel, memory_low
@@ -300,7 +300,7 @@ class TrtTuiApp(App[int]):
         history = self.session.history
         if history is not None:
             try:
-                view.expected = history.expected_phases(path.resolve())
+                view.expected, view.expected_from_older = expected_for(history, path.resolve())
             except Exception:
                 view.expected = None
         self.builds.add_build(job.id, view.name, job.spec.options.backend)
@@ -605,24 +605,17 @@ class TrtTuiApp(App[int]):
 
     @guarded
     def action_diff(self) -> None:
-        """The selected finished build against the previous build of its model, as `history diff`."""
-        from ..core.history_diff import compare
-
+        """The selected finished build against the previous successful build of its model, as `history diff`."""
         view = self.views.get(self.selected) if self.selected is not None else None
         if view is None or not view.state.final:
             self.notify("Select a finished build to compare", severity="warning")
             return
-        history, recorder = self.session.history, self.session.recorder
-        record_id = recorder.recorded.get(view.job.id) if recorder is not None else None
-        record = history.get(record_id) if record_id is not None else None
-        if record is None:
-            self.notify("This build is not in the build history", severity="warning")
-            return
-        previous = history.previous(record)
-        if previous is None:
-            self.notify(f"No earlier build of {record.name} to compare with", markup=False)
-            return
-        self.push_screen(DiffPanel(compare(previous, record), view.reason))
+        recorder = self.session.recorder
+        try:
+            recorded = recorder.recorded if recorder is not None else {}
+            self.push_screen(diff_of_build(self.session.history, recorded, view.job.id, view.reason))
+        except NothingToCompare as exc:
+            self.notify(str(exc), severity="warning", markup=False)
 
     def action_stack(self) -> None:
         """The selected build's stacks, taken now (py-spy) by whoever runs it, in a copyable panel."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
-from ..core.estimates import eta
+from ..core.estimates import eta, eta_text
 from ..core.events import StackDump, State
 from ..core.job import BuildJob
 from ..core.phases import Phase, PhaseTree
@@ -43,6 +43,7 @@ class BuildView:
     detail: str | None = None
     error: str | None = None
     expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
+    expected_from_older: bool = False  # those builds were of an older version of the model
     name: str = ""  # the model as the picker shows it
     stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
     reason: str | None = None  # why it built (or "up to date"), from the engine cache
@@ -242,8 +243,8 @@ def same_text(a: Text | None, b: Text | None) -> bool:
 
 
 def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
-    """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116`, then why it stopped
-    or failed."""
+    """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116` (or `overdue +2.0s`), then
+    why it stopped or failed."""
     job = view.job
     style = palette.state(view.state)
     text = Text(f"#{job.id} {view.name or job.spec.model} ", style="bold")
@@ -252,7 +253,7 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     if view.expected and not view.state.final and view.state is not State.QUEUED:
         remaining = eta(view.expected, view.tree, view.now())
         if remaining is not None:
-            text.append(f" · ETA {human_seconds(remaining)}", style="bold")
+            text.append(f" · {eta_text(remaining, view.expected_from_older)}", style="bold")
     if view.backend:  # after the ETA: on a narrow screen the end of the title is cut
         text.append(f" · {view.backend}", style=palette["muted"])
     if view.detail:

@@ -1,4 +1,8 @@
-"""A modal panel: what differs between a finished build and the previous build of its model."""
+"""A modal panel: what differs between a finished build and the previous successful build of its model.
+
+The builds are named as the app shows them (`#N`, the builds list's numbers) with their times; the
+history's own ids, which `trt-tui history` lists, appear nowhere on the app's screen.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,28 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...core.history_diff import format_comparison
+from ...core.history import History
+from ...core.history_diff import compare, format_comparison
+
+
+class NothingToCompare(Exception):
+    """Why a build has no diff to show; the message is one line for a notification."""
+
+
+def diff_of_build(history: History | None, recorded: dict[int, int], job: int, reason: str | None) -> DiffPanel:
+    """The panel for the app's build `job`, against the build of its model that succeeded before it.
+    `recorded` maps the app's build numbers to their history ids (the recorder's); an earlier build
+    that is not among them ran before this app and is named by its time alone."""
+    record_id = recorded.get(job)
+    record = history.get(record_id) if history is not None and record_id is not None else None
+    if record is None:
+        raise NothingToCompare("This build is not in the build history")
+    previous = history.previous(record)
+    if previous is None:
+        raise NothingToCompare(f"No earlier successful build of {record.name} to compare with")
+    shown_as = {history_id: number for number, history_id in recorded.items()}
+    before = f"#{shown_as[previous.id]}" if previous.id in shown_as else "an earlier run's build"
+    return DiffPanel(compare(previous, record), reason, labels=(before, f"#{job}"))
 
 
 class DiffPanel(ModalScreen[None]):
@@ -35,10 +60,10 @@ class DiffPanel(ModalScreen[None]):
         Binding("D", "dismiss", "Close", show=False),
     ]
 
-    def __init__(self, result: dict, reason: str | None = None) -> None:
+    def __init__(self, result: dict, reason: str | None = None, labels: tuple[str, str] | None = None) -> None:
         super().__init__()
         self.result = result
-        self.lines = format_comparison(result, top=12)
+        self.lines = format_comparison(result, top=12, labels=labels)
         if reason:
             self.lines.insert(1, f"why it built: {reason}")
 

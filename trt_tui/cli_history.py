@@ -1,0 +1,69 @@
+"""`trt-tui history [MODEL]` (the table of past builds) and `trt-tui history diff` (two builds compared)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .cli import EXIT_OK, EXIT_USAGE, UsageError, terminal_columns
+
+
+def history_command(args) -> int:
+    import sqlite3
+
+    from .core.history import History, HistoryError, default_path
+    from .core.history_table import format_history
+    from .core.session import history_path
+
+    if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
+        return diff_command(args)
+    if args.targets:
+        raise UsageError(f"history takes one model, got {len(args.targets) + 1} (did you mean `history diff`?)")
+    path = history_path(args.history) or default_path()
+    if not path.exists() and not args.history:
+        print("no builds recorded")  # nothing built yet: nothing to read, and nothing is created
+        return EXIT_OK
+    try:
+        history = History(path, create=False)
+        try:
+            records = history.builds(args.model, limit=args.limit)
+        finally:
+            history.close()
+    except HistoryError as exc:
+        raise UsageError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise UsageError(f"{path}: cannot read build history: {exc}") from None
+    if args.json:
+        for record in records:
+            print(json.dumps(record.as_json()))
+        return EXIT_OK
+    if not records:
+        print("no builds recorded" + (f" for {args.model}" if args.model else ""))
+        return EXIT_OK
+    # Fitted to a terminal (or to $COLUMNS); a file or a pipe gets every column.
+    width = terminal_columns() if sys.stdout.isatty() or os.environ.get("COLUMNS") else None
+    print("\n".join(format_history(records, width)))
+    return EXIT_OK
+
+
+def diff_command(args) -> int:
+    """`history diff A B` (two ids) or `history diff MODEL` (its last two successful builds); errors
+    are one line."""
+    from .core.history import History, HistoryError, default_path
+    from .core.history_diff import DiffError, compare, format_comparison, pick
+    from .core.session import history_path
+
+    path = history_path(args.history) or default_path()
+    if not path.exists():
+        print(f"trt-tui: history diff: {path}: no build history there yet", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with History(path, create=False) as history:
+            a, b = pick(history, args.targets)
+    except (DiffError, HistoryError) as exc:
+        print(f"trt-tui: history diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = compare(a, b)
+    print(json.dumps(result) if args.json else "\n".join(format_comparison(result)))
+    return EXIT_OK
