@@ -16,7 +16,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from textual import on, work
@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Input, Static
 from ..core.build import BuildOptions, BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import slow_phases
-from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
+from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import DEFAULT_CANCEL_GRACE, Executor, make_executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
@@ -40,6 +40,7 @@ from ..core.vitals import DEFAULT_VITALS, VitalsConfig, dump_stack, host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
+from .log_level import LOG_LEVELS, level_note, options_at
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
 from .themes import load_themes
@@ -51,9 +52,6 @@ from .widgets.log_pane import LogPane
 from .widgets.model_details import ModelDetails
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
-
-LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
-
 
 _heap_frozen = False
 
@@ -324,7 +322,7 @@ class TrtTuiApp(App[int]):
         if self._quitting:
             return None
         path = Path(model)
-        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
+        job = self.scheduler.submit(replace(self._spec_for(path), force=force))
         self.rebuilder.track(path.resolve(), job)
         self._show_new(job, model)
         return job
@@ -609,7 +607,7 @@ class TrtTuiApp(App[int]):
             self.rebuilder.handle(message.changes)
 
     def _spec_for(self, model: Path) -> BuildSpec:
-        return BuildSpec(model, default_output(model), self.config.options)
+        return BuildSpec(model, default_output(model), options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
 
     def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
         self._show_new(job, self._model_key(model))
@@ -625,6 +623,8 @@ class TrtTuiApp(App[int]):
         self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
         level = LOG_LEVELS[self.log_level_index]
         self.log_pane.min_severity = level
+        if note := level_note(level, self.config.options, served=bool(self.config.attach)):
+            self.notify(note, timeout=8, markup=False)
         self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
         view = self.views.get(self.selected) if self.selected is not None else None
         self.log_pane.show(view.logs if view else [])
