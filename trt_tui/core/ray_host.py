@@ -16,7 +16,8 @@ servers listen on the address other nodes would use, and its token, if Ray makes
   exits), which would take the whole run, and every other build's last line, with it. Larger objects
   still go through the store.
 
-What this changes in the environment is put back once the local Ray is shut down.
+What this changes in the environment is put back once the local Ray is shut down. A Ray too old to
+have token authentication is not started at all: the build fails, saying so.
 """
 
 from __future__ import annotations
@@ -112,8 +113,14 @@ class RayHost(threading.Thread):
             pass
 
     def _private_environment(self) -> None:
+        import ray
         from ray._private import ray_constants
-        from ray._raylet import AuthenticationTokenLoader, Config
+
+        try:
+            from ray._raylet import AuthenticationTokenLoader, Config
+        except ImportError:  # a Ray from before its token authentication: not started open instead
+            raise RuntimeError(f"Ray {ray.__version__} has no token authentication (RAY_AUTH_MODE); upgrade"
+                               " Ray, or start a cluster of your own and give its address") from None
 
         wanted = {AUTH_MODE: "token", AUTH_TOKEN: secrets.token_hex(32), AUTH_TOKEN_PATH: None, NETWORKED: "0"}
         self._saved_environment = {name: os.environ.get(name) for name in wanted}

@@ -13,7 +13,9 @@ travel back with the build's events, so a worker that is stopped reports nothing
 
 Readings come from psutil (CPU percent of one core summed over threads, RSS, threads, status) and,
 where a GPU exists, NVML (the process's GPU memory). Peak RSS is the kernel's own high-water mark
-(`VmHWM`) where the process is the build's alone, else the highest RSS sampled.
+(`VmHWM`) where the process is the build's alone, else the highest RSS sampled; for a build process
+whose spare faulted a heap reserve in, RSS and peak leave out the part of it the build never touched
+(`own_memory`).
 
 `verdict` is a pure function of recent samples and the time of the last callback, so it is tested
 without TensorRT. Stacks come from `py-spy dump --native`, on a thread of their own (it takes a
