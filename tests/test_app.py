@@ -519,3 +519,24 @@ async def test_host_panel_warns_when_free_memory_falls_below_a_tenth(models):
         await wait_for(pilot, lambda: any(n.title == "Low memory" for n in app._notifications), 2)
         assert "500.0 MiB" in str(panel.render())
         await pilot.press("q")
+
+
+async def test_choosing_verbose_shows_verbose_lines_of_the_builds_that_start_after(models):
+    """`l` to verbose, then a build in its own process (the process executor's child decides, as its
+    build starts, which lines it records): that build's log has TensorRT's verbose lines, and the app
+    said the level applies to builds that start from now."""
+    app = make(models, executor="process")
+    async with app.run_test(size=SIZE) as pilot:
+        await filter_to(pilot, app, "mnist")
+        while app.log_pane.min_severity is not Severity.VERBOSE:
+            await pilot.press("l")
+        notes = [n.message for n in app._notifications]
+        assert any("builds that start from now" in note for note in notes), notes
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        view = app.views[1]
+        assert view.state is State.SUCCEEDED, view.error
+        verbose = [e for e in view.logs if e.severity is Severity.VERBOSE]
+        assert verbose, "a build started after choosing verbose recorded no verbose line"
+        assert any(e.severity is Severity.VERBOSE for e in app.log_pane.shown)
+        await pilot.press("q")

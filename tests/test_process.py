@@ -641,3 +641,45 @@ def test_a_builds_final_state_does_not_wait_for_its_process_to_exit(tmp_path):
         assert scheduler.shutdown(timeout=30)
     assert not alive(pid), "close did not wait for the build process"
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("model", ["empty", "mnist"])
+def test_a_builds_memory_is_its_own_not_its_spares_reserve(model, samples, tmp_path):
+    """A spare faults in a heap reserve before its job: a build that uses little of it (an empty model
+    that fails to parse, MNIST) reports its own RSS and peak, in its readings, its final state and the
+    history, not the reserve's (they were the reserve and more)."""
+    from trt_tui.core.history import History
+    from trt_tui.core.session import make_session
+
+    reserve = 768 << 20
+    path = tmp_path / "empty.onnx" if model == "empty" else samples / "mnist.onnx"
+    path.touch()
+    history = tmp_path / "history.db"
+    session = make_session(1, "process", history=str(history), cache=False, spare_memory=reserve)
+    recorder = Recorder()
+    session.scheduler.subscribe(recorder)
+    try:
+        executor = session.scheduler.executor
+        executor.seed_reserve([reserve])
+        assert executor.spare_reserve() == reserve
+        executor.prewarm()
+        spare = wait_for_spare(executor)
+        deadline, held = time.monotonic() + 60, 0
+        while held < reserve or rss_of(spare) != held:  # the whole reserve, and no more coming
+            assert time.monotonic() < deadline, f"the spare holds {rss_of(spare) >> 20} MiB: not the reserve"
+            held = rss_of(spare)
+            time.sleep(0.5)
+        time.sleep(0.5)  # the spare marks its reserve untouched once it is faulted in
+        job = session.scheduler.submit(BuildSpec(path, tmp_path / "m.engine"))
+        assert session.scheduler.wait(120)
+    finally:
+        session.close()
+    assert job.state is (State.FAILED if model == "empty" else State.SUCCEEDED), job.outcome
+    vitals = [e for e in recorder.events[job.id] if type(e) is Vitals]
+    [final] = [e for e in recorder.events[job.id] if type(e) is StateChanged and e.state.final]
+    assert vitals and {e.pid for e in vitals} == {spare}, "the build did not run in the reserving spare"
+    most = reserve // 2  # either model's build needs a fraction of it
+    assert 0 < final.peak_rss_bytes < most, f"peak {final.peak_rss_bytes >> 20} MiB, reserve {reserve >> 20} MiB"
+    assert all(0 < e.rss_bytes <= e.peak_rss_bytes < most for e in vitals), [(e.rss_bytes, e.peak_rss_bytes) for e in vitals]
+    [record] = History(history).builds()
+    assert record.peak_rss_bytes == final.peak_rss_bytes

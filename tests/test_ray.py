@@ -6,6 +6,7 @@ tests start their own through `trt-tui build --executor ray` and check that it l
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -693,3 +695,100 @@ def test_cli_unreachable_ray_address_fails_in_one_line_at_once(cli_env, trt_tui_
         " (Connection refused)")
     assert "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+GCS_PROBE = """
+import sys
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1]).internal_kv_keys(b"", namespace=None, timeout=10)
+    print("ANSWERED")
+except Exception as exc:
+    print("REFUSED " + type(exc).__name__)
+"""
+
+
+def probe_gcs(address: str, env: dict[str, str], token: str | None) -> str:
+    """What Ray's GCS at `address` says to a client holding `token` (None: no token at all)."""
+    env = {k: v for k, v in env.items() if not k.startswith("RAY_AUTH")}
+    if token is not None:
+        env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)
+    result = subprocess.run([sys.executable, "-c", GCS_PROBE, address], env=env, capture_output=True, text=True,
+                            timeout=120)
+    return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr[-2000:]
+
+
+def test_cli_local_ray_listens_on_loopback_only_and_asks_for_a_token(cli_env, trt_tui_command, sample_dir,
+                                                                     tmp_path):
+    """The local Ray of `--executor ray`, while it builds: every socket its processes listen on is on
+    loopback, and its GCS refuses a client without this run's token, even for a user whose environment
+    turns Ray's token off; the token is not left on disk."""
+    engine = tmp_path / "densenet.engine"
+    env = {**cli_env, "RAY_ADDRESS": "", "RAY_AUTH_MODE": "disabled"}
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            if '"phase_start"' in line:
+                break
+            assert time.monotonic() < deadline, "no phase came back"
+        spawned = ray_processes_under(proc.pid)
+        pids = {p.pid for p in spawned} | {proc.pid}
+        listening = [(c.laddr.ip, c.laddr.port, c.pid) for c in psutil.net_connections("inet")
+                     if c.status == psutil.CONN_LISTEN and c.pid in pids]
+        [gcs] = [p.pid for p in spawned if _name(p) == "gcs_server"]
+        [gcs_port] = [port for _, port, pid in listening if pid == gcs]
+        refused = {name: probe_gcs(f"127.0.0.1:{gcs_port}", cli_env, token)
+                   for name, token in (("no token", None), ("another token", "ab" * 32))}
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert listening, "no listening socket found"
+    exposed = [(ip, port, pid) for ip, port, pid in listening if not is_loopback(ip)]
+    assert exposed == [], f"the local Ray listens beyond loopback: {exposed}"
+    assert refused == {"no token": "REFUSED AuthenticationError", "another token": "REFUSED AuthenticationError"}
+    assert not (Path(cli_env["HOME"]) / ".ray" / "auth_token").exists(), "the run's token was left on disk"
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"
+
+
+def is_loopback(ip: str) -> bool:
+    address = ipaddress.ip_address(ip.split("%", 1)[0])
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+def test_cli_a_killed_raylet_fails_each_build_in_one_line(cli_env, trt_tui_command, sample_dir, tmp_path):
+    """The local Ray's raylet is killed while two builds run: each ends `failed`, in one line that names
+    its model and says its Ray task was lost; no dump of Ray's, no traceback, exit 1, no Ray left."""
+    models = [sample_dir / "resnet50.onnx", sample_dir / "densenet.onnx"]
+    proc = subprocess.Popen([*trt_tui_command, "build", *map(str, models), "-o", str(tmp_path), "-j", "2",
+                             "--executor", "ray"], env={**cli_env, "RAY_ADDRESS": ""},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        for line in proc.stdout:
+            lines.append(line)
+            if all(f"[{m}] building\n" in lines for m in models):
+                break
+            assert time.monotonic() < deadline, "the builds did not start"
+        spawned = ray_processes_under(proc.pid)
+        [raylet] = [p for p in spawned if _name(p) == "raylet"]
+        raylet.kill()
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    out = "".join(lines) + out
+    assert proc.returncode == 1, (out[-3000:], err[-3000:])
+    for model in models:
+        failed = [x for x in out.splitlines() if x.startswith(f"[{model}] failed: ")]
+        assert len(failed) == 1, (model, out[-3000:])
+        assert failed[0].startswith(f"[{model}] failed: {model}: the Ray task was lost while "), failed
+        assert len(failed[0]) < 300, failed[0]
+    assert "Raylet is terminated" not in out + err and "state-dump" not in out + err, (out + err)[-3000:]
+    assert "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert gone(spawned, 10.0) == [], "Ray processes outlived the run"

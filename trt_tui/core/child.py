@@ -34,7 +34,7 @@ import threading
 import time
 from typing import NoReturn
 
-from . import malloc, native_log
+from . import malloc, native_log, own_memory
 from .atomic import remove_own_temps
 from .buffer import EventBuffer
 from .build import BuildSpec, run_build
@@ -119,6 +119,7 @@ class _Reserver:
             if self._stop.is_set():
                 return
             malloc.reserve(wanted, self._stop)  # the whole amount: what was faulted in is reused first
+            own_memory.mark_untouched()  # what the build touches of it from now on is the build's
             done = wanted
 
     def stop(self) -> None:
@@ -147,6 +148,7 @@ def main(job: int, spec: BuildSpec, events, control, build=run_build, heap_base:
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what it means and
     # forwards a cancel, so the child must not die of it on its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    own_memory.reset_peak()  # the build's peak memory, not the imports' or the reserve's
     t0 = time.monotonic()
     cancel = threading.Event()
     released = threading.Event()

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Protocol
 
-from . import malloc
+from . import malloc, own_memory
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
 from .events import State
@@ -256,13 +256,13 @@ class ProcessExecutor:
         if spare is None:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
-        process, events, control = spare.process, spare.events, spare.control
-        pid = process.pid
+        process, events, control, pid = spare.process, spare.events, spare.control, spare.process.pid
         with running.lock:
             running.process = process
             if running.forced is not None:
                 process.kill()
-        watch = watch_build(job.id, process.pid, job.sink, self.vitals, own_process=True, t0=spawned)
+        watch = watch_build(job.id, pid, job.sink, self.vitals, own_process=True, t0=spawned,
+                            held=own_memory.HeldBack(pid) if spare.reserved else None)
         follower = _Follower(job, spawned, self.cancel_grace, watch)
         outcome = None
         try:

@@ -14,8 +14,9 @@ callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, 
 Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
 with the local builds' watch and its readings travel with the events.
 
-Where Ray runs: `address` (from --ray-address), else `$RAY_ADDRESS`, else a local Ray started on the
-first build and shut down by `close()`, leaving no Ray process behind. A Ray this process had already
+Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`, else a private local Ray
+(loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray
+process behind. A Ray this process had already
 initialised is used as it is and left running.
 
 `ray` is imported only here, and only when an executor is made: it is an optional extra.
@@ -23,11 +24,9 @@ initialised is used as it is and left running.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -42,6 +41,7 @@ from .events import Log, State, StateChanged
 from .follower import Follower
 from .follower import finish as _finish
 from .modelinfo import ModelInfoError, read_model_info
+from .ray_host import RayHost
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
@@ -271,26 +271,6 @@ def _remove_stale_workdirs() -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def _children_of(parents: set[int]) -> list[int]:
-    """The pids whose parent is one of `parents` (Linux's /proc; none elsewhere)."""
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid in parents:
-            found.append(int(entry))
-    return found
-
-
 # -- the caller's side -----------------------------------------------------------------------------
 
 
@@ -320,69 +300,6 @@ class _Task:
             return True
 
 
-class _Host(threading.Thread):
-    """The thread that starts (or connects to) Ray and, on `stop`, shuts it down. A local Ray's
-    processes are tied to the thread that started them (Linux's parent-death signal fires when that
-    *thread* ends), so it cannot be a build's worker thread: they would die with the first build."""
-
-    def __init__(self, address: str | None, local_cpus: int | None) -> None:
-        super().__init__(name="trt-tui-ray", daemon=True)
-        self.address = address
-        self.local_cpus = local_cpus
-        self.ready = threading.Event()
-        self.stopping = threading.Event()
-        self.error: BaseException | None = None
-
-    def start(self) -> None:
-        super().start()
-        self.ready.wait()
-        if self.error is not None:
-            raise self.error
-
-    def run(self) -> None:
-        import ray
-
-        saved = sys.stdout, sys.stderr
-        try:  # Ray's processes inherit descriptors: a full-screen app's captured streams have none
-            sys.stdout = sys.__stdout__ or sys.stdout
-            sys.stderr = sys.__stderr__ or sys.stderr
-            if self.address:
-                _reachable(self.address)
-                ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
-            else:
-                ray.init(address="local", num_cpus=self.local_cpus or os.cpu_count() or 1,
-                         include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-        except BaseException as exc:
-            self.error = exc
-            return
-        finally:
-            sys.stdout, sys.stderr = saved
-            self.ready.set()
-        self.stopping.wait()
-        try:
-            ray.shutdown()
-        except Exception as exc:
-            print(f"trt-tui: Ray shutdown: {exc}", file=sys.stderr)
-
-    def stop(self, timeout: float = 30.0) -> None:
-        self.stopping.set()
-        self.join(timeout)
-
-
-def _reachable(address: str, timeout: float = 5.0) -> None:
-    """Ray waits minutes for a GCS that is not there; a plain TCP connect says so in seconds."""
-    import socket
-
-    hostport = address.split("://", 1)[-1]
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        return  # "auto" and the like: Ray resolves them
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout).close()
-    except OSError as exc:
-        raise ConnectionError(f"nothing answers at {hostport} ({exc.strerror or exc})") from None
-
-
 class RayExecutor:
     name = "ray"
 
@@ -405,7 +322,7 @@ class RayExecutor:
         self._closed = False
         self._relay = None
         self._remote = None
-        self._host: _Host | None = None
+        self._host: RayHost | None = None
         self.started_local = False
 
     # -- connecting --------------------------------------------------------------------------------
@@ -420,7 +337,7 @@ class RayExecutor:
             if self._closed:
                 raise RuntimeError("the Ray executor is closed")
             if not ray.is_initialized():
-                self._host = _Host(self.address, self.local_cpus)
+                self._host = RayHost(self.address, self.local_cpus)
                 self._host.start()
                 self._started = True
                 self.started_local = not self.address
@@ -445,19 +362,8 @@ class RayExecutor:
     def abandon(self) -> None:
         """The process is about to exit at once (a second Ctrl-C): kill the local Ray we started, without
         waiting. Its servers would die with us anyway, but the raylet's agents and workers would not."""
-        if not self.started_local:
-            return
-        try:
-            from ray._private import worker
-
-            servers = [info.process.pid for infos in worker._global_node.all_processes.values() for info in infos]
-            for pid in _children_of(set(servers)) + servers:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        except Exception:
-            pass
+        if self.started_local and self._host is not None:
+            self._host.kill()
 
     def force_cancel(self, job: BuildJob) -> bool:
         with self._lock:
@@ -668,12 +574,22 @@ class _Follower(Follower):
                                            f" {_ray_reason(exc)}")
 
 
+# Why Ray says a task ended without a result, in the user's words; Ray's own text runs to a paragraph
+# of advice about its tools.
+_LOST = {"NodeDiedError": "its node died", "LocalRayletDiedError": "the local raylet died",
+         "WorkerCrashedError": "its worker process died", "OutOfMemoryError": "Ray killed its worker for memory"}
+
+
 def _ray_reason(exc: BaseException | None) -> str:
-    """Ray's exceptions carry pages of context; the user gets its kind and first line."""
+    """The kind of Ray's exception, with what it means where known, else its first sentence."""
     if exc is None:
         return "no result"
+    kind = type(exc).__name__
+    if kind in _LOST:
+        return f"{_LOST[kind]} ({kind})"
     first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    first = first.split(". ", 1)[0].rstrip(".")
+    return f"{kind}: {first}" if first else kind
 
 
 def _one_line(exc: BaseException) -> str:

@@ -13,7 +13,9 @@ travel back with the build's events, so a worker that is stopped reports nothing
 
 Readings come from psutil (CPU percent of one core summed over threads, RSS, threads, status) and,
 where a GPU exists, NVML (the process's GPU memory). Peak RSS is the kernel's own high-water mark
-(`VmHWM`) where the process is the build's alone, else the highest RSS sampled.
+(`VmHWM`) where the process is the build's alone, else the highest RSS sampled; for a build process
+whose spare faulted a heap reserve in, RSS and peak leave out the part of it the build never touched
+(`own_memory`).
 
 `verdict` is a pure function of recent samples and the time of the last callback, so it is tested
 without TensorRT. Stacks come from `py-spy dump --native`, on a thread of their own (it takes a
@@ -142,13 +144,16 @@ class ProcessProbe:
     """Reads one process. `own` says the process runs only this build (its lifetime peak is the
     build's); otherwise the peak is the highest RSS sampled. `cpu_before`: the CPU seconds the process
     had used when the build started, not the build's (None: none for its own process, else what it had
-    used at the first reading)."""
+    used at the first reading). `held(fresh)`: bytes of the process's memory that are not the build's
+    (a spare's untouched reserve, `own_memory.HeldBack`), taken off its RSS and peak."""
 
-    def __init__(self, pid: int, own: bool, cpu_before: float | None = None) -> None:
+    def __init__(self, pid: int, own: bool, cpu_before: float | None = None,
+                 held: Callable[[bool], int] | None = None) -> None:
         import psutil
 
         self.pid = pid
         self.own = own
+        self.held = held
         self._psutil = psutil
         self._process = psutil.Process(pid)
         self._process.cpu_percent(None)  # primes the counter: the next call measures since now
@@ -161,8 +166,8 @@ class ProcessProbe:
         times = self._process.cpu_times()
         return times.user + times.system
 
-    def read(self) -> dict | None:
-        """The process now, or None once it is gone."""
+    def read(self, final: bool = False) -> dict | None:
+        """The process now, or None once it is gone. `final`: the build's last reading (exact)."""
         psutil = self._psutil
         process = self._process
         try:
@@ -176,9 +181,11 @@ class ProcessProbe:
             return None
         if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
             return None  # exited: nothing left to read
+        held = self.held(final) if self.held is not None else 0
+        rss = max(0, rss - held)
         self.peak_rss = max(self.peak_rss, rss)
         if self.own:
-            self.peak_rss = max(self.peak_rss, _high_water_mark(self.pid) or 0)
+            self.peak_rss = max(self.peak_rss, (_high_water_mark(self.pid) or 0) - held)
         stopped = status in (psutil.STATUS_STOPPED, getattr(psutil, "STATUS_TRACING_STOP", "tracing-stop"))
         return {"cpu_percent": cpu, "rss_bytes": rss, "peak_rss_bytes": self.peak_rss, "threads": threads,
                 "cpu_seconds": max(0.0, cpu_seconds), "stopped": stopped}
@@ -237,16 +244,17 @@ class VitalsWatch:
     Events of the build pass through `sink` (use it in place of the job's sink): callbacks are noted
     (one attribute store), and the final state gets a last sample just before it and carries the peak
     RSS. `t0` is the build's start on the monotonic clock; the process executor moves it when the
-    child says when its build started. `cpu_before` as for `ProcessProbe`.
+    child says when its build started. `cpu_before` and `held` as for `ProcessProbe`.
     """
 
     def __init__(self, job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig, *,
                  own_process: bool, t0: float | None = None, clock: Callable[[], float] = time.monotonic,
-                 cpu_before: float | None = None) -> None:
+                 cpu_before: float | None = None, held: Callable[[bool], int] | None = None) -> None:
         self.job = job
         self.pid = pid
         self.config = config
         self.own_process = own_process
+        self.held = held
         self.cpu_before = cpu_before
         self.clock = clock
         self.t0 = clock() if t0 is None else t0
@@ -312,8 +320,8 @@ class VitalsWatch:
                 return None  # the build's last reading is taken: none may come after it
             try:
                 if self._probe is None:
-                    self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before)
-                reading = self._probe.read()
+                    self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
+                reading = self._probe.read(final=at is not None)
             except Exception:
                 reading = None
             if reading is None:
@@ -354,12 +362,14 @@ class VitalsWatch:
 
 
 def watch_build(job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig | None, *,
-                own_process: bool, t0: float | None = None, cpu_before: float | None = None) -> VitalsWatch | None:
+                own_process: bool, t0: float | None = None, cpu_before: float | None = None,
+                held: Callable[[bool], int] | None = None) -> VitalsWatch | None:
     """A started watch, or None where vitals are off or psutil cannot read the process."""
     if config is None or not config.enabled:
         return None
     try:
-        return VitalsWatch(job, pid, sink, config, own_process=own_process, t0=t0, cpu_before=cpu_before).start()
+        return VitalsWatch(job, pid, sink, config, own_process=own_process, t0=t0, cpu_before=cpu_before,
+                           held=held).start()
     except Exception:
         return None
 

@@ -14,6 +14,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -26,7 +27,7 @@ from textual.widgets import DataTable, Input, Static
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import expected_for, slow_phases
-from ..core.events import Log, PhaseFinish, PhaseStart, Severity, StackDump, State, StateChanged, Step, Vitals
+from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
@@ -40,6 +41,7 @@ from .commands import BINDINGS, COMMANDS, PALETTE, PICKER_ACTIONS
 from .config import AppConfig
 from .guard import guarded
 from .help_screen import HelpScreen
+from .log_level import LOG_LEVELS, level_note, options_at
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
 from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
@@ -55,7 +57,6 @@ from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
-LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 
 
 class TrtTuiApp(App[int]):
@@ -279,7 +280,7 @@ class TrtTuiApp(App[int]):
         if self._quitting:
             return None
         path = Path(model)
-        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
+        job = self.scheduler.submit(replace(self._spec_for(path), force=force))
         self.rebuilder.track(path.resolve(), job)
         self._add_view(job, model)
         self._user_placed = True
@@ -582,7 +583,7 @@ class TrtTuiApp(App[int]):
             self.rebuilder.handle(message.changes)
 
     def _spec_for(self, model: Path) -> BuildSpec:
-        return BuildSpec(model, default_output(model), self.config.options)
+        return BuildSpec(model, default_output(model), options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
 
     def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
         self._add_view(job, self._model_key(model)).watched = True
@@ -599,6 +600,8 @@ class TrtTuiApp(App[int]):
         self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
         level = LOG_LEVELS[self.log_level_index]
         self.log_pane.min_severity = level
+        if note := level_note(level, self.config.options, served=bool(self.config.attach)):
+            self.notify(note, timeout=8, markup=False)
         self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
         view = self.views.get(self.selected) if self.selected is not None else None
         self.log_pane.show(view.logs if view else [])
