@@ -314,3 +314,16 @@ async def test_long_text_is_cut_between_words_where_it_is_cut(models):
         assert len(summary) <= line.size.width and "…" not in summary, summary  # whole figures only
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_code is not None, 20)
+
+
+async def test_the_headers_icon_is_a_glyph_every_monospace_font_has(models):
+    """Textual's default header icon (U+2B58) is in none of the usual terminal fonts nor in the one
+    of the README's pictures, where it showed as an empty box: the drawn header starts with a
+    character below the rarer symbol blocks (U+2500 on), which every monospace font carries."""
+    from textual.widgets._header import HeaderIcon
+
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.1)
+        first = "".join(drawn(app.screen.query_one(HeaderIcon))).strip()[0]
+        assert ord(first) < 0x2500, f"the header's icon {first!r} (U+{ord(first):04X}) is missing from common fonts"

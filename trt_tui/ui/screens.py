@@ -36,6 +36,9 @@ class PickerTable(ModelPicker):
     """The main screen's model picker: its keys are the app's commands (`/` filters)."""
 
 
+HEADER_ICON = "≡"
+
+
 class MainScreen(Screen):
     """Models, their details, the builds, the selected build's vitals and the machine on the left;
     the selected build's phases and log on the right."""
@@ -47,7 +50,9 @@ class MainScreen(Screen):
         self._mounted = on_mount
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        # Textual's default icon (U+2B58) is in no common monospace font: the README's pictures and
+        # many terminals showed an empty box. "≡" is in every one, and says "menu" (it opens the palette).
+        yield Header(show_clock=False, icon=HEADER_ICON)
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield FilterPrompt(id="filter-prompt")
