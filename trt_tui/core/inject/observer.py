@@ -189,6 +189,7 @@ class ProgramRun:
         self.note = not_observable(self.argv)
         self.unread: str | None = None  # why some of the program's output could not be read
         self.shown: ShownOutput | None = None
+        self._python_seen = False
         self._lock = threading.Lock()
         self._stopping: threading.Thread | None = None
         self._stopped_by_us: str | None = None
@@ -280,7 +281,7 @@ class ProgramRun:
 
     def unobserved_note(self) -> str | None:
         """Why the program's builds were not seen, once it ended, if no Python process of it reported."""
-        if self.note is None or self.relays.seen or (self.server is not None and self.server.python_seen):
+        if self.note is None or self.relays.seen or self._python_seen:
             return None
         return self.note
 
@@ -331,6 +332,7 @@ class ProgramRun:
         # last events (its final state) come just before the exit. Each reader ends at the end of
         # its file, after them; only the relays still open then lost their process mid-build.
         self.server.join_readers(2.0)
+        self._python_seen = self.server.python_seen
         self.exit_code = code
         self.exited.set()
         self.relays.drop_all()

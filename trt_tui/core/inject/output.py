@@ -23,6 +23,7 @@ PIECE = 64 * 1024  # the most of one line read, and held, at a time
 SHOWN_LINE = 4096  # bytes of one line the app shows; the log pane wraps nothing longer usefully
 BURST = 2000  # lines shown at once before the rate applies (a program's start-up chatter)
 RATE = 500.0  # lines a second shown after that: more than anyone reads, little for the app
+REPORT_EVERY = 1.0  # seconds between two lines counting the dropped ones
 DROPPED_PREFIX = "trt-tui: "
 
 
@@ -51,6 +52,7 @@ class ShownOutput:
         self._unreported = 0  # of those, not yet counted in a line of the log
         self._tokens = float(BURST)
         self._last = clock()
+        self._reported = self._last
         self._partial: dict[str, tuple[bytearray, int]] = {}  # stream -> (its line so far, bytes cut)
         self._lock = threading.Lock()
 
@@ -89,12 +91,14 @@ class ShownOutput:
                 self._unreported += 1
                 return
             self._tokens -= 1.0
-            self._report_drops()
+            if now - self._reported >= REPORT_EVERY:
+                self._report_drops()
             self.shown += 1
             self.sink(Log(self.job, now - self.started, severity, text))
 
     def _report_drops(self) -> None:
         """Under `_lock`."""
+        self._reported = self.clock()
         if self._unreported:
             self.sink(Log(self.job, self.clock() - self.started, Severity.WARNING,
                           f"{DROPPED_PREFIX}{self._unreported} lines of {self.program}'s output not shown"
