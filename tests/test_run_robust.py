@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import signal
 import socket
 import subprocess
@@ -229,29 +230,31 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
 
 
 def test_the_apps_terminal_closing_stops_the_program(models, tmp_path):
-    """`trt-tui run` in the app, its terminal hung up: the program is stopped (nothing of it left, no
-    engine written after trt-tui is gone) and trt-tui exits 129."""
-    engine = tmp_path / "resnet50.engine"
+    """`trt-tui run` in the app, its terminal hung up mid-build: the program is stopped (nothing of it
+    left, so no engine written after trt-tui is gone) and trt-tui exits 129."""
+    engine = tmp_path / "mnist.engine"
     master, slave = pty.openpty()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env = dict(os.environ, TERM="xterm-256color")
+    # Its monitor sleeps inside the build, as a long build looks: trt-tui must stop it.
     process = subprocess.Popen([PY, "-m", "trt_tui", "run", "--grace", "1", "--", PY, str(PROGRAMS / "own_monitor.py"),
-                                str(models / "resnet50.onnx"), str(engine)],
+                                str(models / "mnist.onnx"), str(engine), "--pause-at", "10", "120"],
                                stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
     os.close(slave)
-    program = None
+
+    def program() -> psutil.Process | None:
+        found = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
+        return found[0] if found else None
+
     try:
         deadline = time.monotonic() + 60
-        while program is None:
+        started = None
+        while started is None or time.monotonic() < started + 3:  # into its build
             assert time.monotonic() < deadline and process.poll() is None, "the program did not start"
-            try:
-                os.read(master, 1 << 16)  # keep the terminal drained
-            except OSError:
-                pass
-            found = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
-            program = found[0] if found else None
-            time.sleep(0.1)
-        group = program.pid
-        time.sleep(3)  # into its build
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                os.read(master, 1 << 16)  # a terminal takes what the app draws
+            if started is None and program() is not None:
+                started, group = time.monotonic(), program().pid
         os.close(master)  # the terminal goes away...
         process.send_signal(signal.SIGHUP)  # ...and its process gets the hang-up
         code = process.wait(timeout=60)

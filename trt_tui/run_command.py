@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import signal
 import sys
 import threading
@@ -27,6 +28,7 @@ from .core.inject.relays import ObservedSpec
 from .core.inject.timeline import Timeline
 
 EXIT_FAILED = 1
+APP_CLOSE = 5.0  # seconds the app has to close after its program ended on a signal
 SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 
 
@@ -75,10 +77,14 @@ def run_app(argv: list[str], args) -> int:
         app.theme = args.theme
 
     def quit_app(signum: int) -> None:
-        try:
-            app.call_from_thread(app.action_quit)
-        except Exception:  # the app is not running (any more): the close below stops the program
-            pass
+        threading.Thread(target=_ask_to_quit, args=(app,), name="trt-tui-run-quit", daemon=True).start()
+        # The app may be unable to quit: its terminal is gone, or stopped taking output, and a write
+        # blocks. The program is being stopped all the same (`RunSignals`); once it has ended, and
+        # the app had time to close, trt-tui leaves without it.
+        if run.wait_exit(3 * run.grace + 5):
+            time.sleep(run.grace + APP_CLOSE)
+        run.close()
+        os._exit(128 + signum)
 
     try:
         with RunSignals(run, quit_app) as signals:
@@ -88,6 +94,13 @@ def run_app(argv: list[str], args) -> int:
     if signals.signal is not None or app.return_code is None:
         return run.shell_exit_code
     return app.return_code
+
+
+def _ask_to_quit(app) -> None:
+    try:
+        app.call_from_thread(app.action_quit)
+    except Exception:  # the app is not running (any more): the close after it stops the program
+        pass
 
 
 def run_headless(argv: list[str], args) -> int:
