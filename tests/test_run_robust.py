@@ -78,12 +78,12 @@ def _pgid(pid: int) -> int | None:
 # -- output ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["--headless", "--json"])
-def test_a_slow_reader_of_trt_tui_still_gets_all_of_the_output(mode):
-    """The program writes ~100 KiB and exits while nobody reads trt-tui's stdout yet: the pipes hold it
-    all, so the program ends at once; trt-tui must wait for its reader, however long, not cut the
-    output and exit 0."""
-    count = 5000
+# As many lines as make more than one pipe's worth (64 KiB) of trt-tui's output, and few enough that the
+# program's pipe and trt-tui's hold them all, so that the program ends while trt-tui still has to write.
+@pytest.mark.parametrize("mode,count", [("--headless", 5000), ("--json", 3000)])
+def test_a_slow_reader_of_trt_tui_still_gets_all_of_the_output(mode, count):
+    """The program writes its lines and exits while nobody reads trt-tui's stdout yet: trt-tui must
+    wait for its reader, however long, not cut the output and exit 0."""
     process = subprocess.Popen([PY, "-m", "trt_tui", "run", mode, "--", PY, str(PROGRAMS / "prints.py"), "lines",
                                 str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
