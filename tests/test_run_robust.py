@@ -372,3 +372,12 @@ def test_python_dash_capital_i_is_said_to_be_unobserved(models, tmp_path):
     assert not build_events(records(result.stdout))
     notes = [line for line in result.stderr.splitlines() if line.startswith("trt-tui:")]
     assert len(notes) == 1 and "-I ignores trt-tui's hook" in notes[0], result.stderr
+
+
+def test_which_interpreter_options_keep_the_hook_out():
+    from trt_tui.core.inject.observer import not_observable
+
+    for argv in ([PY, "-I", "x.py"], [PY, "-uE", "x.py"], [PY, "-W", "ignore", "-S", "x.py"], [PY, "-Xdev", "-I", "-m", "m"]):
+        assert "ignores trt-tui's hook" in not_observable(argv), argv
+    for argv in ([PY, "x.py", "-I"], [PY, "-W", "ignore", "x.py"], [PY, "-c", "import sys", "-I"], [PY, "-m", "m", "-E"]):
+        assert not_observable(argv) is None, argv
