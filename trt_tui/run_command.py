@@ -33,7 +33,8 @@ SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), get
 
 
 class RunSignals:
-    """SIGINT, SIGTERM, SIGHUP while `run` runs: the first stops the program, a second kills it."""
+    """SIGINT, SIGTERM, SIGHUP while `run` runs: the first stops the program, a second kills it (or,
+    once the program has ended, ends trt-tui at once, however much output it had left to write)."""
 
     def __init__(self, run: ProgramRun, on_first=None) -> None:
         self.run = run
@@ -52,6 +53,8 @@ class RunSignals:
 
     def _handle(self, signum, frame) -> None:
         if self.signal is not None:
+            if self.run.exited.is_set():  # only trt-tui's own writing is left: leave it
+                os._exit(128 + self.signal)
             self.run.stop(force=True)
             return
         self.signal = signum

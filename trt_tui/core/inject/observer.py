@@ -358,10 +358,10 @@ class ProgramRun:
         """Every process of the program has ended: each pipe ends once its reader has passed on what
         is in it, however slowly that is taken. Only a pipe that stays open and empty (a process out
         of trt-tui's reach holds it) is given up, and `unread` says so."""
-        for reader in readers:
+        for reader, stream in zip(readers, ("stdout", "stderr")):
             while reader.is_alive():
                 reader.join(0.1)
-                since = waiting.get(reader.name.rsplit("-", 1)[-1])
+                since = waiting.get(stream)
                 if since is not None and time.monotonic() - since > PIPE_HELD:
                     self.unread = (f"stopped reading {self.name}'s output: a process out of trt-tui's reach"
                                    " still holds its pipe open")
