@@ -134,6 +134,7 @@ def run_headless(argv: list[str], args) -> int:
                      output=lambda stream, piece, at: holder["timeline"].add_output(stream, piece, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
     timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
+    run.output_before = timeline.before
     run.scheduler.subscribe(
         lambda job, events: timeline.add_events(job, job.spec.t0, events) if isinstance(job.spec, ObservedSpec) else None)
 

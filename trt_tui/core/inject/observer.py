@@ -24,10 +24,13 @@ program's name; the program itself is no build and is not recorded.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +49,7 @@ from .supervisor import ProgramProcesses, become_subreaper
 DEFAULT_GRACE = 3.0  # seconds between SIGINT, SIGTERM and SIGKILL
 EXIT_CANCELLED = 130  # as `trt-tui build`: trt-tui cancelled what ran
 DESCENDANTS_EVERY = 0.5  # seconds between two looks at the program's descendants
+DRAIN_LIMIT = 0.5  # seconds a build's announcement waits for the output written before it to be read
 PIPE_HELD = 5.0  # seconds a pipe may stay open, with nothing in it, after every process of the program ended
 ISOLATING_FLAGS = {"I": "-I", "E": "-E", "S": "-S"}  # a Python started so reads neither PYTHONPATH nor site
 
@@ -113,6 +117,14 @@ def _isolating_flag(options: list[str]) -> str | None:
     return None
 
 
+def _unread(fd: int) -> int:
+    """Bytes waiting in a pipe (0 where that cannot be told)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
+
+
 class ObservedExecutor:
     """Runs the program job and follows the observed builds; it builds nothing itself (the app does
     not rebuild a program's builds: see `ProgramRun.why_no_rebuild`)."""
@@ -177,7 +189,11 @@ class ProgramRun:
         self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False, history=history,
                                              trace=trace)
         self.scheduler = self.session.scheduler
-        self.relays = BuildRelays(self.scheduler, self.name, vitals, lambda: self._stopped_by_us)
+        self.relays = BuildRelays(self.scheduler, self.name, vitals, lambda: self._stopped_by_us,
+                                  None if output is None else self._output_before)
+        self.output_before: Callable[[float], None] | None = None  # see `_output_before`
+        self._pipes: dict[str, int] = {}
+        self._waiting: dict[str, float | None] = {}  # stream -> since when its reader waits for the pipe
         self.process: subprocess.Popen | None = None
         self.processes: ProgramProcesses | None = None
         self.server: ReportServer | None = None
@@ -305,7 +321,8 @@ class ProgramRun:
         else:
             shown = self.shown = ShownOutput(job.sink, job.id, started, self.name)
             deliver = lambda stream, piece, at: shown.feed(stream, piece)  # noqa: E731
-        waiting: dict[str, float | None] = {}  # stream -> since when its reader waits for the pipe
+        waiting = self._waiting
+        self._pipes = {"stdout": self.process.stdout.fileno(), "stderr": self.process.stderr.fileno()}
         readers = [threading.Thread(target=self._read, args=(stream, name, deliver, waiting), daemon=True,
                                     name=f"trt-tui-run-{name}")
                    for stream, name in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr"))]
@@ -342,17 +359,56 @@ class ProgramRun:
         return self._program_outcome(job, code, time.monotonic() - started)
 
     def _read(self, stream, name: str, deliver, waiting: dict) -> None:
+        """Pass on each line, or `PIECE` of a longer one, as soon as it is read. Reads the pipe itself
+        (no read-ahead buffer), so that a pipe found empty while its reader waits on it has been
+        passed on entirely (`_output_before`)."""
+        fd = stream.fileno()
+        pending = b""
         with stream:
             while True:
                 waiting[name] = time.monotonic()
-                piece = stream.readline(PIECE)
+                chunk = os.read(fd, PIECE)
                 waiting[name] = None
-                if not piece:
+                at = time.monotonic()
+                pending += chunk
+                start = 0
+                while True:
+                    end = pending.find(b"\n", start) + 1
+                    if not end:
+                        if len(pending) - start >= PIECE:
+                            end = start + PIECE
+                        elif not chunk and start < len(pending):  # its last line, without a newline
+                            end = len(pending)
+                        else:
+                            break
+                    end = min(end, start + PIECE)
+                    try:
+                        deliver(name, pending[start:end], at)
+                    except Exception:
+                        pass
+                    start = end
+                pending = pending[start:]
+                if not chunk:
                     return
-                try:
-                    deliver(name, piece, time.monotonic())
-                except Exception:
-                    pass
+
+    def _output_before(self, t0: float) -> None:
+        """A build that started at `t0` was just announced: what the program wrote before it is in its
+        pipes now. Wait (briefly) for the readers to pass it all on, then tell `output_before`, so
+        that the headless front end shows it before the build."""
+        deadline = time.monotonic() + DRAIN_LIMIT
+        while time.monotonic() < deadline and not self._drained():
+            time.sleep(0.002)
+        if self.output_before is not None:
+            self.output_before(t0)
+
+    def _drained(self) -> bool:
+        """Both pipes empty while both readers wait on them, and still so a moment later (a reader
+        that just took a chunk has not marked itself busy yet)."""
+        first = dict(self._waiting)
+        if not self._pipes or any(since is None for since in first.values()) or any(map(_unread, self._pipes.values())):
+            return False
+        time.sleep(0.005)
+        return dict(self._waiting) == first and not any(map(_unread, self._pipes.values()))
 
     def _join_readers(self, readers: list[threading.Thread], waiting: dict) -> None:
         """Every process of the program has ended: each pipe ends once its reader has passed on what

@@ -75,8 +75,10 @@ class BuildRelays:
     """The builds the program's processes announce, each submitted to `scheduler` as a job."""
 
     def __init__(self, scheduler, program: str, vitals: VitalsConfig | None,
-                 stopped_by_us: Callable[[], str | None]) -> None:
+                 stopped_by_us: Callable[[], str | None], announced: Callable[[float], None] | None = None) -> None:
+        """`announced(t0)`: told of each build before its job is submitted (`t0`: its start)."""
         self.scheduler = scheduler
+        self.announced = announced
         self.program = program
         self.vitals = vitals
         self.stopped_by_us = stopped_by_us
@@ -143,6 +145,8 @@ class BuildRelays:
         spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local,
                             program=self.program, t0=t0)
         try:
+            if self.announced is not None:
+                self.announced(t0)
             self.scheduler.submit(spec)
         except RuntimeError:  # shutting down
             stopping = True

@@ -7,7 +7,9 @@ later). Each item carries the time it happened on the monotonic clock, which a p
 shares with trt-tui on Linux: an event at its build's `t0` plus its `t`, an output piece when it was
 read. The writer holds an item back until `HOLD` has passed, or, for output, until every build still
 open has delivered events from later than it (or `MAX_HOLD` passed: a build may be quiet for long),
-so that a line printed after a build ended follows that build's final state.
+so that a line printed after a build ended follows that build's final state. A build's announcement
+first lets the readers take what was written before it (`before`), which goes first however late
+its reader got to it.
 
 Output is bounded: past `MAX_BYTES` waiting, the reader that adds more waits (and the program with
 it, on its full pipe) while the oldest is written at once. Nothing is dropped: a slow reader of
@@ -77,6 +79,18 @@ class Timeline:
                     self._open[job.id] = at
             self._last[job.id] = last
             self._cond.notify_all()
+
+    def before(self, t0: float) -> None:
+        """Output read so far was written before a build that started at `t0` was announced: it goes
+        before that build's events, however late its reader got to it."""
+        with self._cond:
+            moved = False
+            for i, item in enumerate(self._heap):
+                if item[2] == "output" and item[0] > t0:
+                    self._heap[i] = (t0, *item[1:])
+                    moved = True
+            if moved:
+                heapq.heapify(self._heap)
 
     def close(self) -> None:
         """Write everything still held, then return (however long a slow reader takes)."""
