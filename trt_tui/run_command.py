@@ -113,25 +113,29 @@ def run_headless(argv: list[str], args) -> int:
     tty = not args.json and sys.stdout.isatty()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
-    def write_output(stream: str, piece: bytes, t: float) -> None:
+    def write_output(stream: str, pieces: list[bytes], t: float) -> None:
         if args.json and stream == "stdout":
-            text = decoder.decode(piece)
-            record = {"event": "output", "stream": stream, "t": round(t, 6), "line": text.rstrip("\r\n")}
-            if not piece.endswith(b"\n"):
-                record["partial"] = True  # a piece of a longer line: the next piece goes on with it
-            renderer._write([json.dumps(record)])
+            lines = []
+            for piece in pieces:
+                record = {"event": "output", "stream": stream, "t": round(t, 6),
+                          "line": decoder.decode(piece).rstrip("\r\n")}
+                if not piece.endswith(b"\n"):
+                    record["partial"] = True  # a piece of a longer line: the next piece goes on with it
+                lines.append(json.dumps(record))
+            renderer._write(lines)
         elif tty:  # above the live block, which a raw write would break
-            renderer.message(piece.decode("utf-8", "replace").rstrip("\r\n"))
+            for piece in pieces:
+                renderer.message(piece.decode("utf-8", "replace").rstrip("\r\n"))
         else:  # as the program wrote it, invalid UTF-8 included
             target = sys.stdout if stream == "stdout" else sys.stderr
             with renderer.lock:
                 target.flush()
-                target.buffer.write(piece)
+                target.buffer.write(b"".join(pieces))
                 target.buffer.flush()
 
     holder: dict[str, Timeline] = {}
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
-                     output=lambda stream, piece, at: holder["timeline"].add_output(stream, piece, at),
+                     output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
     timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before

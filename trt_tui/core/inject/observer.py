@@ -171,11 +171,11 @@ class ObservedExecutor:
 
 class ProgramRun:
     def __init__(self, argv: list[str], *, grace: float = DEFAULT_GRACE, verbose: bool = False,
-                 output: Callable[[str, bytes, float], None] | None = None, trace: str | None = None,
+                 output: Callable[[str, list[bytes], float], None] | None = None, trace: str | None = None,
                  stdin=subprocess.DEVNULL, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  history: str | None = None) -> None:
-        """`output(stream, piece, at)` receives the program's output as it was read (headless): a
-        line, or a piece of a long one, unchanged, and the monotonic time it was read; it may block
+        """`output(stream, pieces, at)` receives the program's output as it was read (headless): its
+        lines, or pieces of a long one, unchanged, and the monotonic time they were read; it may block
         (a slow reader of trt-tui's stdout holds the program back). Without it the lines become log
         lines of the program job (the app), bounded (`ShownOutput`). `vitals`: how each build's
         process is sampled (None: not at all); `history`: as `make_session`'s."""
@@ -320,7 +320,7 @@ class ProgramRun:
             deliver = self.output
         else:
             shown = self.shown = ShownOutput(job.sink, job.id, started, self.name)
-            deliver = lambda stream, piece, at: shown.feed(stream, piece)  # noqa: E731
+            deliver = lambda stream, pieces, at: shown.feed(stream, pieces)  # noqa: E731
         waiting = self._waiting
         self._pipes = {"stdout": self.process.stdout.fileno(), "stderr": self.process.stderr.fileno()}
         readers = [threading.Thread(target=self._read, args=(stream, name, deliver, waiting), daemon=True,
@@ -359,7 +359,7 @@ class ProgramRun:
         return self._program_outcome(job, code, time.monotonic() - started)
 
     def _read(self, stream, name: str, deliver, waiting: dict) -> None:
-        """Pass on each line, or `PIECE` of a longer one, as soon as it is read. Reads the pipe itself
+        """Pass on the lines, or `PIECE`s of a longer one, of each chunk as soon as it is read. Reads the pipe itself
         (no read-ahead buffer), so that a pipe found empty while its reader waits on it has been
         passed on entirely (`_output_before`)."""
         fd = stream.fileno()
@@ -372,6 +372,7 @@ class ProgramRun:
                 at = time.monotonic()
                 pending += chunk
                 start = 0
+                pieces = []
                 while True:
                     end = pending.find(b"\n", start) + 1
                     if not end:
@@ -382,12 +383,14 @@ class ProgramRun:
                         else:
                             break
                     end = min(end, start + PIECE)
-                    try:
-                        deliver(name, pending[start:end], at)
-                    except Exception:
-                        pass
+                    pieces.append(pending[start:end])
                     start = end
                 pending = pending[start:]
+                if pieces:
+                    try:
+                        deliver(name, pieces, at)
+                    except Exception:
+                        pass
                 if not chunk:
                     return
 

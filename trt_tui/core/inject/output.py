@@ -56,7 +56,11 @@ class ShownOutput:
         self._partial: dict[str, tuple[bytearray, int]] = {}  # stream -> (its line so far, bytes cut)
         self._lock = threading.Lock()
 
-    def feed(self, stream: str, piece: bytes) -> None:
+    def feed(self, stream: str, pieces: list[bytes]) -> None:
+        for piece in pieces:
+            self._piece(stream, piece)
+
+    def _piece(self, stream: str, piece: bytes) -> None:
         kept, cut = self._partial.get(stream) or (bytearray(), 0)
         ended = piece.endswith(b"\n")
         body = piece[:-1] if ended else piece

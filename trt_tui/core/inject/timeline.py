@@ -33,10 +33,10 @@ MAX_BYTES = 1 << 20  # output bytes waiting to be written before its readers wai
 
 
 class Timeline:
-    def __init__(self, write_output: Callable[[str, bytes, float], None],
+    def __init__(self, write_output: Callable[[str, list[bytes], float], None],
                  write_events: Callable[[object, list], None], started: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """`write_output(stream, piece, t)` (t: seconds since `started`) and `write_events(job,
+        """`write_output(stream, pieces, t)` (t: seconds since `started`) and `write_events(job,
         events)` are called on the writer thread only, in time order."""
         self.write_output = write_output
         self.write_events = write_events
@@ -54,15 +54,16 @@ class Timeline:
         self._writer = threading.Thread(target=self._write_loop, name="trt-tui-run-writer", daemon=True)
         self._writer.start()
 
-    def add_output(self, stream: str, piece: bytes, at: float) -> None:
+    def add_output(self, stream: str, pieces: list[bytes], at: float) -> None:
+        size = sum(map(len, pieces))
         with self._cond:
             while self._bytes > MAX_BYTES and self.failed is None:
                 self._cond.wait()
             if self.failed is not None:
-                self.lost_bytes += len(piece)
+                self.lost_bytes += size
                 return
-            self._bytes += len(piece)
-            heapq.heappush(self._heap, (at, next(self._seq), "output", stream, piece))
+            self._bytes += size
+            heapq.heappush(self._heap, (at, next(self._seq), "output", stream, (pieces, size)))
             self._cond.notify_all()
 
     def add_events(self, job, t0: float, events: list) -> None:
@@ -122,7 +123,7 @@ class Timeline:
                 while self._heap and self._due(now):
                     item = heapq.heappop(self._heap)
                     if item[2] == "output":
-                        self._bytes -= len(item[4])
+                        self._bytes -= item[4][1]
                     batch.append(item)
                 self._cond.notify_all()
             self._write(batch)
@@ -133,7 +134,7 @@ class Timeline:
         for at, _, kind, what, payload in batch:
             if self.failed is not None:
                 if kind == "output":
-                    self.lost_bytes += len(payload)
+                    self.lost_bytes += payload[1]
                 continue
             try:
                 if kind == "event":
@@ -146,13 +147,13 @@ class Timeline:
                 if events:
                     self.write_events(job, events)
                     events = []
-                self.write_output(what, payload, at - self.started)
+                self.write_output(what, payload[0], at - self.started)
             except (OSError, ValueError) as exc:  # stdout closed under us (EPIPE, or a closed file)
                 with self._cond:
                     self.failed = str(exc)
                     self._cond.notify_all()
                 if kind == "output":
-                    self.lost_bytes += len(payload)
+                    self.lost_bytes += payload[1]
         if events and self.failed is None:
             try:
                 self.write_events(job, events)
