@@ -167,8 +167,6 @@ class ObservedExecutor:
                 self.run_.stop(force=True)
 
 
-
-
 class ProgramRun:
     def __init__(self, argv: list[str], *, grace: float = DEFAULT_GRACE, verbose: bool = False,
                  output: Callable[[str, list[bytes], float], None] | None = None, trace: str | None = None,
