@@ -204,9 +204,10 @@ async def test_app_q_is_answered_while_a_program_floods_its_output():
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, sig):
     engine = tmp_path / "resnet50.engine"
+    stderr = tmp_path / "stderr"
     process = subprocess.Popen(
         [PY, "-m", "trt_tui", "run", "--json", "--grace", "5", "--", PY, str(PROGRAMS / "own_monitor.py"),
-         str(models / "resnet50.onnx"), str(engine)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         str(models / "resnet50.onnx"), str(engine)], stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True)
     try:
         lines = []
         for line in process.stdout:  # until the build is under way
@@ -216,10 +217,11 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
         (program,) = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
         group = os.getpgid(program.pid)
         process.send_signal(sig)
-        rest, stderr = process.communicate(timeout=60)
+        rest = process.stdout.read()  # the file object's own: its buffer holds what was read ahead
+        process.wait(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 128 + sig, stderr
+    assert process.returncode == 128 + sig, stderr.read_text()
     lines += records(rest)
     (build,) = build_events(lines).values()
     assert [r for r in build if r["event"] == "state"][-1]["state"] == "cancelled"

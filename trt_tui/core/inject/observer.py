@@ -24,13 +24,10 @@ program's name; the program itself is no build and is not recorded.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
-import struct
 import subprocess
-import termios
 import threading
 import time
 from collections.abc import Callable
@@ -41,7 +38,7 @@ from ..events import Log, Severity, State, StateChanged
 from ..session import Session, make_session
 from ..vitals import DEFAULT_VITALS, VitalsConfig
 from . import ENV_ADDRESS, ENV_KEY, ENV_ROOT, ENV_VERBOSE, SITE_DIR
-from .output import PIECE, ShownOutput
+from .output import PipeReaders, ShownOutput
 from .relays import POLL_INTERVAL, BuildRelays, ObservedSpec, ProgramSpec
 from .reports import ReportServer
 from .supervisor import ProgramProcesses, become_subreaper
@@ -49,8 +46,6 @@ from .supervisor import ProgramProcesses, become_subreaper
 DEFAULT_GRACE = 3.0  # seconds between SIGINT, SIGTERM and SIGKILL
 EXIT_CANCELLED = 130  # as `trt-tui build`: trt-tui cancelled what ran
 DESCENDANTS_EVERY = 0.5  # seconds between two looks at the program's descendants
-DRAIN_LIMIT = 0.5  # seconds a build's announcement waits for the output written before it to be read
-PIPE_HELD = 5.0  # seconds a pipe may stay open, with nothing in it, after every process of the program ended
 ISOLATING_FLAGS = {"I": "-I", "E": "-E", "S": "-S"}  # a Python started so reads neither PYTHONPATH nor site
 
 __all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "not_observable",
@@ -115,14 +110,6 @@ def _isolating_flag(options: list[str]) -> str | None:
                     rest.pop(0)
                 break
     return None
-
-
-def _unread(fd: int) -> int:
-    """Bytes waiting in a pipe (0 where that cannot be told)."""
-    try:
-        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-    except OSError:
-        return 0
 
 
 class ObservedExecutor:
@@ -190,8 +177,7 @@ class ProgramRun:
         self.relays = BuildRelays(self.scheduler, self.name, vitals, lambda: self._stopped_by_us,
                                   None if output is None else self._output_before)
         self.output_before: Callable[[float], None] | None = None  # see `_output_before`
-        self._pipes: dict[str, int] = {}
-        self._waiting: dict[str, float | None] = {}  # stream -> since when its reader waits for the pipe
+        self._pipes: PipeReaders | None = None
         self.process: subprocess.Popen | None = None
         self.processes: ProgramProcesses | None = None
         self.server: ReportServer | None = None
@@ -319,13 +305,7 @@ class ProgramRun:
         else:
             shown = self.shown = ShownOutput(job.sink, job.id, started, self.name)
             deliver = lambda stream, pieces, at: shown.feed(stream, pieces)  # noqa: E731
-        waiting = self._waiting
-        self._pipes = {"stdout": self.process.stdout.fileno(), "stderr": self.process.stderr.fileno()}
-        readers = [threading.Thread(target=self._read, args=(stream, name, deliver, waiting), daemon=True,
-                                    name=f"trt-tui-run-{name}")
-                   for stream, name in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr"))]
-        for reader in readers:
-            reader.start()
+        pipes = self._pipes = PipeReaders(self.process, deliver)
         asked = False
         looked = 0.0
         while True:
@@ -340,7 +320,7 @@ class ProgramRun:
                     looked = time.monotonic()
                     self.processes.note_descendants(self.process.pid)
         self.processes.end(min(self.grace, 2.0))
-        self._join_readers(readers, waiting)
+        self.unread = pipes.join(self.name)
         if self.shown is not None:
             self.shown.close()
         # What the program sent before it exited may still be unread on its connections: a build's
@@ -356,73 +336,14 @@ class ProgramRun:
             job.sink(Log(job.id, time.monotonic() - started, Severity.WARNING, note))
         return self._program_outcome(job, code, time.monotonic() - started)
 
-    def _read(self, stream, name: str, deliver, waiting: dict) -> None:
-        """Pass on the lines, or `PIECE`s of a longer one, of each chunk as soon as it is read. Reads the pipe itself
-        (no read-ahead buffer), so that a pipe found empty while its reader waits on it has been
-        passed on entirely (`_output_before`)."""
-        fd = stream.fileno()
-        pending = b""
-        with stream:
-            while True:
-                waiting[name] = time.monotonic()
-                chunk = os.read(fd, PIECE)
-                waiting[name] = None
-                at = time.monotonic()
-                pending += chunk
-                start = 0
-                pieces = []
-                while True:
-                    end = pending.find(b"\n", start) + 1
-                    if not end:
-                        if len(pending) - start >= PIECE:
-                            end = start + PIECE
-                        elif not chunk and start < len(pending):  # its last line, without a newline
-                            end = len(pending)
-                        else:
-                            break
-                    end = min(end, start + PIECE)
-                    pieces.append(pending[start:end])
-                    start = end
-                pending = pending[start:]
-                if pieces:
-                    try:
-                        deliver(name, pieces, at)
-                    except Exception:
-                        pass
-                if not chunk:
-                    return
-
     def _output_before(self, t0: float) -> None:
         """A build that started at `t0` was just announced: what the program wrote before it is in its
-        pipes now. Wait (briefly) for the readers to pass it all on, then tell `output_before`, so
-        that the headless front end shows it before the build."""
-        deadline = time.monotonic() + DRAIN_LIMIT
-        while time.monotonic() < deadline and not self._drained():
-            time.sleep(0.002)
+        pipes now. Let the readers pass it on (briefly), then tell `output_before`, so that the
+        headless front end shows it before the build."""
+        if self._pipes is not None:
+            self._pipes.wait_drained()
         if self.output_before is not None:
             self.output_before(t0)
-
-    def _drained(self) -> bool:
-        """Both pipes empty while both readers wait on them, and still so a moment later (a reader
-        that just took a chunk has not marked itself busy yet)."""
-        first = dict(self._waiting)
-        if not self._pipes or any(since is None for since in first.values()) or any(map(_unread, self._pipes.values())):
-            return False
-        time.sleep(0.005)
-        return dict(self._waiting) == first and not any(map(_unread, self._pipes.values()))
-
-    def _join_readers(self, readers: list[threading.Thread], waiting: dict) -> None:
-        """Every process of the program has ended: each pipe ends once its reader has passed on what
-        is in it, however slowly that is taken. Only a pipe that stays open and empty (a process out
-        of trt-tui's reach holds it) is given up, and `unread` says so."""
-        for reader, stream in zip(readers, ("stdout", "stderr")):
-            while reader.is_alive():
-                reader.join(0.1)
-                since = waiting.get(stream)
-                if since is not None and time.monotonic() - since > PIPE_HELD:
-                    self.unread = (f"stopped reading {self.name}'s output: a process out of trt-tui's reach"
-                                   " still holds its pipe open")
-                    break
 
     def _program_outcome(self, job, code: int, t: float) -> Outcome:
         if code < 0:
