@@ -335,6 +335,26 @@ def test_a_silent_connection_does_not_hold_up_the_builds(models, tmp_path):
         run.close()
 
 
+def test_a_silent_connection_is_let_go_after_the_handshake_timeout(monkeypatch):
+    """Its thread does not wait for ever: the connection is shut after the handshake's time limit."""
+    from trt_tui.core.inject import reports
+
+    monkeypatch.setattr(reports, "HANDSHAKE_TIMEOUT", 0.5)
+    served = []
+    server = reports.ReportServer(served.append)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        silent.connect(server.address)
+        silent.settimeout(30)
+        received = b""
+        while chunk := silent.recv(4096):  # the challenge, then the end of the connection
+            received += chunk
+        assert received and not served
+    finally:
+        silent.close()
+        server.close()
+
+
 # -- programs as people write them -----------------------------------------------------------------------
 
 
