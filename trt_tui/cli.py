@@ -640,8 +640,8 @@ def app_config(args):
 
 def cmd_run(args) -> int:
     """Run a program and show its TensorRT builds: the app on a terminal, else (or with --json or
-    --headless) the headless renderers, the program's output passed through. Its exit code is ours."""
-    from .core.inject.observer import ProgramRun, not_observable
+    --headless) the headless renderers, the program's output passed through (`run_command`)."""
+    from .run_command import run_program
 
     argv = list(args.cmd)
     if argv and argv[0] == "--":
@@ -651,71 +651,12 @@ def cmd_run(args) -> int:
     if args.grace <= 0:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
     args.vitals = vitals_from_args(args)
-    note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
-        from .app_checks import theme_problem
-        from .ui.app import make_app
+        from .app_checks import theme_problem  # the app would open: its theme is checked first
 
         if problem := theme_problem(args.theme):
             raise UsageError(problem)
-
-        run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace,
-                         vitals=args.vitals, history=args.history)
-        app = make_app(run=run)
-        if args.theme:
-            app.theme = args.theme
-        if note:
-            app.call_later(app.notify, note, severity="warning", timeout=10, markup=False)
-        app.run()
-        return app.return_code if app.return_code is not None else run.shell_exit_code
-    return run_headless(argv, args, note)
-
-
-def run_headless(argv: list[str], args, note: str | None) -> int:
-    import json
-
-    from .core.inject.observer import ProgramRun
-    from .headless import make_renderer
-
-    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
-    tty = not args.json and sys.stdout.isatty()
-
-    def output(stream: str, line: str) -> None:
-        if args.json and stream == "stdout":
-            renderer._write([json.dumps({"event": "output", "stream": stream, "line": line})])
-        elif tty or stream == "stdout":
-            renderer.message(line)
-        else:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
-
-    run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, output=output, trace=args.trace,
-                     stdin=None, vitals=args.vitals, history=args.history)
-    run.scheduler.subscribe(lambda job, events: None if job is run.program_job else renderer.handle(job, events))
-    if note:
-        print(note, file=sys.stderr)
-    interrupts = 0
-
-    def on_sigint(signum, frame):
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            renderer.message(f"trt-tui: stopping {run.name} (Ctrl-C again to kill it)")
-        run.stop(force=interrupts > 1)
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        run.start()
-        while not run.wait_exit(0.2):
-            pass
-        run.scheduler.wait(timeout=10.0)
-    finally:
-        run.close()
-        renderer.close()
-        signal.signal(signal.SIGINT, previous)
-    if run.program_job is not None and run.program_job.state is State.FAILED and run.exit_code == 127:
-        print(f"trt-tui: {run.program_job.outcome.error}", file=sys.stderr)
-    return run.shell_exit_code
+    return run_program(argv, args)
 
 
 def cmd_app(args) -> int:

@@ -5,7 +5,9 @@ import hook that patches `tensorrt` / `tensorrt_rtx` once the program imports on
 build the program makes reports to trt-tui over a Unix socket whose address and key travel in the
 environment, so the processes the program spawns report too (`reporter`). The parent side
 (`observer`) turns each build into a `BuildJob` of an ordinary scheduler, so the app and the headless
-renderers show them as they show their own builds.
+renderers show them as they show their own builds. Its parts: `supervisor` (the program's processes,
+none left behind), `reports` (the socket), `relays` (reports to jobs), `output` (the program's output,
+bounded) and `timeline` (headless output and events, in time order).
 
 This module is imported inside the observed program: it stays light (no imports).
 """

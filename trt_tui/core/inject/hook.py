@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 import weakref
@@ -33,12 +34,19 @@ from ..phases import cancelled_detail
 from . import ENV_VERBOSE
 from .reporter import reporter
 
-_patched: dict[str, _Patches] = {}
+_patched: dict[type, _Patches] = {}  # by the Builder class they patched
 
 
 def patch(trt: ModuleType) -> None:
-    if trt.__name__ not in _patched:
-        _patched[trt.__name__] = _Patches(trt)
+    """Patch the TensorRT that `trt` is, once per TensorRT: a program's own `tensorrt.py` may re-export
+    `tensorrt_rtx` (the same classes, already patched) or put it in its own place in `sys.modules`
+    (then `trt` itself holds nothing to patch). A module that is no TensorRT is left alone."""
+    module = sys.modules.get(trt.__name__, trt)
+    builder = getattr(module, "Builder", None)
+    if not isinstance(builder, type) or not isinstance(getattr(module, "IBuilderConfig", None), type):
+        return
+    if builder not in _patched:
+        _patched[builder] = _Patches(module)
 
 
 class _Build:
@@ -53,7 +61,8 @@ class _Build:
 class _Patches:
     def __init__(self, trt: ModuleType) -> None:
         self.trt = trt
-        self.backend = "tensorrt-rtx" if trt.__name__ == "tensorrt_rtx" else "tensorrt"
+        rtx = trt.__name__ == "tensorrt_rtx" or trt.Builder.__module__.startswith("tensorrt_rtx")
+        self.backend = "tensorrt-rtx" if rtx else "tensorrt"
         self.router = LogRouter()
         self.min_severity = Severity.VERBOSE if os.environ.get(ENV_VERBOSE) == "1" else Severity.INFO
         self.first_logger = None

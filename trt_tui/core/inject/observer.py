@@ -2,16 +2,19 @@
 build as a job.
 
 A `ProgramRun` owns a scheduler (through an ordinary session) whose executor is an
-`ObservedExecutor`. The program itself is job #1: its executor run starts it in a process group of
-its own, turns its stdout and stderr into log lines (or hands them to the headless front end) and
-ends with its exit code. Each build any of its processes starts is submitted as one more job, whose
-executor run relays that build's events from the socket until its final state. The app and the
-headless renderers therefore see `BuildJob`s and event batches exactly as for trt-tui's own builds.
+`ObservedExecutor`. The program itself is job #1: its executor run starts it (`supervisor`: a session
+of its own, every process of it found and stopped at the end), turns its stdout and stderr into log
+lines (`output`: bounded) or hands them to the headless front end, and ends with its exit code. Each
+build any of its processes reports over the socket (`reports`) is submitted as one more job, whose
+executor run relays that build's events until its final state (`relays`). The app and the headless
+renderers therefore see `BuildJob`s and event batches exactly as for trt-tui's own builds.
 
 Cancel: the first on a build asks its process (the next `step_complete` returns False); a second, a
-cancel of the program job, or `stop()` (Ctrl-C) cancels every build and sends SIGINT, then SIGTERM,
-then SIGKILL to the program's process group, `grace` seconds apart. When the program's main process
-ends, whatever is left of its group is stopped too: no process of the program outlives the run.
+cancel of the program job, or `stop()` (Ctrl-C, SIGTERM, SIGHUP) cancels every build and sends
+SIGINT, then SIGTERM, then SIGKILL to the program's process group, `grace` seconds apart. When the
+program's main process ends, whatever is left of it is stopped too: no process of the program
+outlives the run. Whenever trt-tui cancelled something, its exit code says so (130, or 128 + the
+signal that stopped trt-tui), never the program's, so that a script tells "cancelled" from "failed".
 
 Vitals: each build's process (the program's, or a worker it spawned: the pid its reporter said hello
 with) is sampled from here, as the process executor samples its children, so a build stuck inside
@@ -22,55 +25,31 @@ program's name; the program itself is no build and is not recorded.
 from __future__ import annotations
 
 import os
-import queue
-import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from multiprocessing.connection import Client, Listener
 from pathlib import Path
 
-from ..build import BuildOptions, BuildSpec, Outcome
+from ..build import Outcome
 from ..events import Log, Severity, State, StateChanged
 from ..session import Session, make_session
-from ..vitals import DEFAULT_VITALS, VitalsConfig, watch_build
+from ..vitals import DEFAULT_VITALS, VitalsConfig
 from . import ENV_ADDRESS, ENV_KEY, ENV_ROOT, ENV_VERBOSE, SITE_DIR
+from .output import PipeReaders, ShownOutput
+from .relays import POLL_INTERVAL, BuildRelays, ObservedSpec, ProgramSpec
+from .reports import ReportServer
+from .supervisor import ProgramProcesses, become_subreaper
 
 DEFAULT_GRACE = 3.0  # seconds between SIGINT, SIGTERM and SIGKILL
-POLL_INTERVAL = 0.05
-GONE = object()  # the process of a build hung up
+EXIT_CANCELLED = 130  # as `trt-tui build`: trt-tui cancelled what ran
+DESCENDANTS_EVERY = 0.5  # seconds between two looks at the program's descendants
+ISOLATING_FLAGS = {"I": "-I", "E": "-E", "S": "-S"}  # a Python started so reads neither PYTHONPATH nor site
 
-
-@dataclass(frozen=True)
-class ProgramSpec(BuildSpec):
-    """The program as a job: `model` is its name as shown."""
-
-    argv: tuple[str, ...] = ()
-
-    def history_fields(self) -> None:
-        """Not a build: the history has no row for it (see `HistoryRecorder`)."""
-        return None
-
-
-@dataclass(frozen=True)
-class ObservedSpec(BuildSpec):
-    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"; `pid` the
-    process that builds it (the program's or a worker's)."""
-
-    pid: int = 0
-    local: int = 0
-    program: str = ""  # the program's name, as `program_name` gives it
-
-    def history_fields(self) -> dict:
-        """What its history row says in place of a build of trt-tui's own: the program chose the
-        options, which trt-tui does not know (nor is its engine in trt-tui's cache: no fingerprint),
-        and which program built it."""
-        return {"options": {}, "program": self.program}
+__all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "not_observable",
+           "program_name"]
 
 
 def program_name(argv: list[str]) -> str:
@@ -90,13 +69,19 @@ def program_name(argv: list[str]) -> str:
 
 
 def not_observable(argv: list[str]) -> str | None:
-    """Why the program's builds cannot be seen (it is not Python), or None. Looks at the executable
-    and, for a script, its `#!` line, as a console entry point of a venv has one."""
+    """Why the program's builds may not be seen, or None: it is not Python (judged by the executable
+    and, for a script, its `#!` line, as a console entry point of a venv has one), or it is a Python
+    started with -I, -E or -S, which never reads trt-tui's hook. Said only if, in the end, no Python
+    process of the program reported: a wrapper (`env`, `bash -c`, `timeout`) may start Python."""
     path = shutil.which(argv[0])
     if path is None:
         return None  # the start fails with its own clear message
     if Path(path).name.startswith("python"):
-        return None
+        flag = _isolating_flag(argv[1:])
+        if flag is None:
+            return None
+        return (f"trt-tui: {Path(argv[0]).name} {flag} ignores trt-tui's hook (PYTHONPATH, site): its TensorRT"
+                " builds were not observed (it runs all the same)")
     try:
         with open(path, "rb") as f:
             head = f.read(256)
@@ -108,24 +93,23 @@ def not_observable(argv: list[str]) -> str | None:
             " (it runs all the same)")
 
 
-class _Relay:
-    """One observed build, from its announcement to its final state. `t0`: its start on the
-    monotonic clock of its process, which on Linux is this process's clock too."""
-
-    def __init__(self, conn, send_lock: threading.Lock, local: int, t0: float, backend_version: str | None) -> None:
-        self.conn = conn
-        self.send_lock = send_lock
-        self.local = local
-        self.t0 = t0
-        self.backend_version = backend_version
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
-
-    def cancel(self) -> None:
-        try:
-            with self.send_lock:
-                self.conn.send(("cancel", self.local))
-        except Exception:
-            pass  # the process is gone: the relay hears it
+def _isolating_flag(options: list[str]) -> str | None:
+    """The first of Python's -I, -E, -S among the interpreter's options (clusters such as -uI too)."""
+    rest = list(options)
+    while rest:
+        option = rest.pop(0)
+        if not option.startswith("-") or option in ("-", "--") or option.startswith("--"):
+            return None  # the script, or a long option: the interpreter's options are over
+        for i, letter in enumerate(option[1:]):
+            if letter in ISOLATING_FLAGS:
+                return ISOLATING_FLAGS[letter]
+            if letter in "cm":  # the command or module follows: no more options
+                return None
+            if letter in "WX":  # its value is the rest of the cluster, or the next argument
+                if i == len(option) - 2 and rest:
+                    rest.pop(0)
+                break
+    return None
 
 
 class ObservedExecutor:
@@ -142,7 +126,7 @@ class ObservedExecutor:
         if isinstance(spec, ProgramSpec):
             return self.run_._run_program(job)
         if isinstance(spec, ObservedSpec):
-            return self.run_._follow(job)
+            return self.run_.relays.follow(job)
         error = f"{spec.model}: trt-tui run only follows the builds of {self.run_.name}"
         job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
         return Outcome(State.FAILED, error=error)
@@ -172,49 +156,53 @@ class ObservedExecutor:
 
 class ProgramRun:
     def __init__(self, argv: list[str], *, grace: float = DEFAULT_GRACE, verbose: bool = False,
-                 output: Callable[[str, str], None] | None = None, trace: str | None = None,
+                 output: Callable[[str, list[bytes], float], None] | None = None, trace: str | None = None,
                  stdin=subprocess.DEVNULL, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  history: str | None = None) -> None:
-        """`output(stream, line)` receives the program's lines (headless); without it they become
-        log lines of the program job (the app). `vitals`: how each build's process is sampled (None:
-        not at all); `history`: as `make_session`'s."""
+        """`output(stream, pieces, at)` receives the program's output as it was read (headless): its
+        lines, or pieces of a long one, unchanged, and the monotonic time they were read; it may block
+        (a slow reader of trt-tui's stdout holds the program back). Without it the lines become log
+        lines of the program job (the app), bounded (`ShownOutput`). `vitals`: how each build's
+        process is sampled (None: not at all); `history`: as `make_session`'s."""
         self.argv = list(argv)
         self.name = program_name(self.argv)
         self.grace = grace
         self.verbose = verbose
         self.output = output
         self.stdin = stdin
-        self.vitals = vitals
         self.executor = ObservedExecutor(self)
         self.session: Session = make_session(1 << 16, executor_obj=self.executor, cache=False, history=history,
                                              trace=trace)
         self.scheduler = self.session.scheduler
-        self.session.closers.append((self._stop_listening, False))
+        self.relays = BuildRelays(self.scheduler, self.name, vitals, lambda: self._stopped_by_us,
+                                  None if output is None else self._output_before)
+        self.output_before: Callable[[float], None] | None = None  # see `_output_before`
+        self._pipes: PipeReaders | None = None
         self.process: subprocess.Popen | None = None
+        self.processes: ProgramProcesses | None = None
+        self.server: ReportServer | None = None
+        self.subreaper = False
         self.program_job = None
         self.exit_code: int | None = None
         self.exited = threading.Event()
-        self.builds_seen = 0
-        self._relays: dict[tuple[int, int], _Relay] = {}
-        self._connections: list[threading.Thread] = []  # one reader per connected process
+        self.stop_signal: int | None = None  # the signal that made trt-tui stop the program
+        self.note = not_observable(self.argv)
+        self.unread: str | None = None  # why some of the program's output could not be read
+        self.shown: ShownOutput | None = None
+        self._python_seen = False
         self._lock = threading.Lock()
         self._stopping: threading.Thread | None = None
         self._stopped_by_us: str | None = None
-        self._listener: Listener | None = None
-        self._closing = False
-        self._key = b""
-        self._dir: str | None = None
 
     # -- start, stop --------------------------------------------------------------------------------
 
     def start(self):
         """Listen, then start the program as job #1; returns that job."""
-        self._dir = tempfile.mkdtemp(prefix="trt-tui-run-")  # 0700: only we can reach the socket
-        address = os.path.join(self._dir, "socket")
-        key = self._key = secrets.token_bytes(16)
-        self._listener = Listener(address, family="AF_UNIX", authkey=key)
-        self._env = self._child_env(address, key)
-        threading.Thread(target=self._accept, name="trt-tui-run-accept", daemon=True).start()
+        self.subreaper = become_subreaper()
+        self.server = ReportServer(self.relays.serve)
+        self.session.closers.append((self.server.close, False))
+        self._env = self._child_env(self.server.address, self.server.key)
+        self.processes = ProgramProcesses((ENV_ADDRESS, self.server.address))
         self.program_job = self.scheduler.submit(ProgramSpec(Path(self.name), Path(""), argv=tuple(self.argv)))
         return self.program_job
 
@@ -229,11 +217,13 @@ class ProgramRun:
             env[ENV_VERBOSE] = "1"
         return env
 
-    def stop(self, force: bool = False) -> None:
+    def stop(self, force: bool = False, signum: int | None = None) -> None:
         """Cancel every build of the program and stop it: SIGINT, SIGTERM, SIGKILL, `grace` apart
-        (`force`: SIGKILL now, for a second Ctrl-C). Returns at once; `wait_exit` waits."""
+        (`force`: SIGKILL now, for a second Ctrl-C). `signum`: the signal trt-tui got, which its
+        exit code will name. Returns at once; `wait_exit` waits."""
         with self._lock:
-            relays = list(self._relays.values())
+            if signum is not None and self.stop_signal is None:
+                self.stop_signal = signum
             self._stopped_by_us = self._stopped_by_us or ("killed" if force else "stopped")
             first = self._stopping is None
             if first and not force:
@@ -247,8 +237,7 @@ class ProgramRun:
         # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
         # so the builds are cancelled too, and SIGTERM follows after the grace.
         self._signal(signal.SIGINT)
-        for relay in relays:
-            relay.cancel()
+        self.relays.cancel_all()
         self._stopping.start()
 
     def _escalate(self) -> None:
@@ -258,13 +247,8 @@ class ProgramRun:
             self._signal(sig)
 
     def _signal(self, sig: int) -> None:
-        process = self.process
-        if process is None or self.exited.is_set():
-            return
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.processes is not None and self.process is not None and not self.exited.is_set():
+            self.processes.signal_group(sig)
 
     def wait_exit(self, timeout: float | None = None) -> bool:
         return self.exited.wait(timeout)
@@ -273,19 +257,6 @@ class ProgramRun:
         """Stop what still runs, wait for every job, stop listening (all in the session's close, which
         the app calls)."""
         self.session.close()
-
-    def _stop_listening(self) -> None:
-        if self._listener is not None:
-            self._closing = True
-            try:  # a blocked accept() does not notice a close: wake it with a connection of our own
-                Client(self._listener.address, family="AF_UNIX", authkey=self._key).close()
-            except Exception:
-                pass
-            self._listener.close()
-            self._listener = None
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
 
     def why_no_rebuild(self, job) -> str:
         """What the app says to `r` or `f` in a run: the builds are the program's, made with its
@@ -297,11 +268,22 @@ class ProgramRun:
 
     @property
     def shell_exit_code(self) -> int:
-        """The program's exit code as a shell reports it (128 + N for a signal)."""
+        """trt-tui's exit code: 128 + the signal that stopped it, 130 where trt-tui cancelled the
+        program or one of its builds, else the program's as a shell reports it (128 + N for a signal)."""
+        if self.stop_signal is not None:
+            return 128 + self.stop_signal
+        if self._stopped_by_us is not None or self.relays.cancelled:
+            return EXIT_CANCELLED
         code = self.exit_code
         if code is None:
             return 1
         return 128 - code if code < 0 else code
+
+    def unobserved_note(self) -> str | None:
+        """Why the program's builds were not seen, once it ended, if no Python process of it reported."""
+        if self.note is None or self.relays.seen or self._python_seen:
+            return None
+        return self.note
 
     # -- the program job ------------------------------------------------------------------------------
 
@@ -316,13 +298,16 @@ class ProgramRun:
             error = f"{self.argv[0]}: cannot start: {exc.strerror or exc}"
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
             return Outcome(State.FAILED, error=error)
+        self.processes.started(self.process.pid)
         job.sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {self.process.pid}"))
-        readers = [threading.Thread(target=self._read, args=(job, stream, name, started), daemon=True,
-                                    name=f"trt-tui-run-{name}")
-                   for stream, name in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr"))]
-        for reader in readers:
-            reader.start()
+        if self.output is not None:
+            deliver = self.output
+        else:
+            shown = self.shown = ShownOutput(job.sink, job.id, started, self.name)
+            deliver = lambda stream, pieces, at: shown.feed(stream, pieces)  # noqa: E731
+        pipes = self._pipes = PipeReaders(self.process, deliver)
         asked = False
+        looked = 0.0
         while True:
             try:
                 code = self.process.wait(POLL_INTERVAL)
@@ -331,19 +316,34 @@ class ProgramRun:
                 if job.token.cancelled and not asked:
                     asked = True
                     self.stop()
-        self._end_group(self.process.pid)
-        for reader in readers:
-            reader.join(5.0)
+                if time.monotonic() - looked > DESCENDANTS_EVERY:
+                    looked = time.monotonic()
+                    self.processes.note_descendants(self.process.pid)
+        self.processes.end(min(self.grace, 2.0))
+        self.unread = pipes.join(self.name)
+        if self.shown is not None:
+            self.shown.close()
         # What the program sent before it exited may still be unread on its connections: a build's
         # last events (its final state) come just before the exit. Each reader ends at the end of
         # its file, after them; only the relays still open then lost their process mid-build.
-        for connection in list(self._connections):
-            connection.join(2.0)
+        self.server.join_readers(2.0)
+        self._python_seen = self.server.python_seen
         self.exit_code = code
         self.exited.set()
-        for relay in self._drop_relays():
-            relay.queue.put(GONE)
+        self.relays.drop_all()
+        note = self.unobserved_note()
+        if note is not None and self.output is None:
+            job.sink(Log(job.id, time.monotonic() - started, Severity.WARNING, note))
         return self._program_outcome(job, code, time.monotonic() - started)
+
+    def _output_before(self, t0: float) -> None:
+        """A build that started at `t0` was just announced: what the program wrote before it is in its
+        pipes now. Let the readers pass it on (briefly), then tell `output_before`, so that the
+        headless front end shows it before the build."""
+        if self._pipes is not None:
+            self._pipes.wait_drained()
+        if self.output_before is not None:
+            self.output_before(t0)
 
     def _program_outcome(self, job, code: int, t: float) -> Outcome:
         if code < 0:
@@ -361,159 +361,3 @@ class ProgramRun:
             outcome = Outcome(State.FAILED, error=f"{self.name} {how}")
         job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail))
         return outcome
-
-    def _end_group(self, pgid: int) -> None:
-        """The main process is gone; what is left of its group (workers, grandchildren) goes too."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(pgid, 0)
-            except (ProcessLookupError, PermissionError):
-                return
-            try:
-                os.killpg(pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            deadline = time.monotonic() + min(self.grace, 2.0)
-            while time.monotonic() < deadline:
-                try:
-                    os.killpg(pgid, 0)
-                except (ProcessLookupError, PermissionError):
-                    return
-                time.sleep(0.02)
-
-    def _read(self, job, stream, name: str, started: float) -> None:
-        severity = Severity.INFO if name == "stdout" else Severity.WARNING
-        with stream:
-            for raw in stream:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if self.output is not None:
-                    try:
-                        self.output(name, line)
-                    except Exception:
-                        pass
-                else:
-                    job.sink(Log(job.id, time.monotonic() - started, severity, line))
-
-    # -- observed builds --------------------------------------------------------------------------------
-
-    def _accept(self) -> None:
-        while not self._closing:
-            try:
-                conn = self._listener.accept()
-            except Exception:  # a client that failed the handshake, or the listener closed
-                continue
-            if self._closing:
-                conn.close()
-                return
-            reader = threading.Thread(target=self._serve, args=(conn,), name="trt-tui-run-conn", daemon=True)
-            self._connections.append(reader)
-            reader.start()
-
-    def _serve(self, conn) -> None:
-        send_lock = threading.Lock()
-        pid = 0
-        mine: list[tuple[int, int]] = []
-        try:
-            while True:
-                message = conn.recv()
-                kind = message[0]
-                if kind == "events":
-                    batches: dict[int, list] = {}
-                    for event in message[1]:
-                        batches.setdefault(event.job, []).append(event)
-                    for local, events in batches.items():
-                        relay = self._relays.get((pid, local))
-                        if relay is not None:
-                            relay.queue.put(events)
-                elif kind == "build":
-                    _, local, onnx, backend, t0, version = message
-                    mine.append((pid, local))
-                    self._announce(conn, send_lock, pid, local, onnx, backend, version, t0)
-                elif kind == "hello":
-                    pid = message[1]
-        except Exception:  # end of file: the process exited (or died)
-            pass
-        finally:
-            with self._lock:
-                gone = [self._relays.pop(key) for key in mine if key in self._relays]
-            for relay in gone:
-                relay.queue.put(GONE)
-            conn.close()
-
-    def _announce(self, conn, send_lock, pid: int, local: int, onnx: str | None, backend: str,
-                  version: str | None, t0: float) -> None:
-        relay = _Relay(conn, send_lock, local, t0, version)
-        with self._lock:
-            self.builds_seen += 1
-            number = self.builds_seen
-            self._relays[(pid, local)] = relay
-            stopping = self._stopped_by_us is not None
-        name = onnx or f"{self.name} #{number}"
-        spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local,
-                            program=self.name)
-        try:
-            self.scheduler.submit(spec)
-        except RuntimeError:  # shutting down
-            stopping = True
-        if stopping:
-            relay.cancel()
-
-    def _drop_relays(self) -> list[_Relay]:
-        with self._lock:
-            relays = list(self._relays.values())
-            self._relays.clear()
-        return relays
-
-    def _follow(self, job) -> Outcome:
-        """The job's executor run: relay its events, and the vitals of its process, until its final
-        state."""
-        spec: ObservedSpec = job.spec
-        with self._lock:
-            relay = self._relays.get((spec.pid, spec.local))
-        if relay is None:  # its process hung up before the job started
-            return self._lost(job, time.monotonic())
-        # Not the build's own process: it runs the program too, before and after (own_process=False).
-        watch = watch_build(job.id, spec.pid, job.sink, self.vitals, own_process=False, t0=relay.t0)
-        try:
-            return self._relay(job, relay, watch.sink if watch is not None else job.sink)
-        finally:
-            if watch is not None:
-                watch.stop()
-
-    def _relay(self, job, relay: _Relay, sink) -> Outcome:
-        spec: ObservedSpec = job.spec
-        cancel_sent = False
-        while True:
-            if job.token.cancelled and not cancel_sent:
-                cancel_sent = True
-                relay.cancel()
-            try:
-                item = relay.queue.get(timeout=POLL_INTERVAL)
-            except queue.Empty:
-                continue
-            if item is GONE:
-                return self._lost(job, relay.t0, sink, relay.backend_version)
-            for event in item:
-                event = replace(event, job=job.id)
-                sink(event)
-                if type(event) is StateChanged and event.state.final:
-                    with self._lock:
-                        self._relays.pop((spec.pid, spec.local), None)
-                    return Outcome(event.state, error=event.error, detail=event.detail,
-                                   engine_bytes=event.engine_bytes, backend=spec.options.backend,
-                                   backend_version=relay.backend_version)
-
-    def _lost(self, job, t0: float, sink=None, backend_version: str | None = None) -> Outcome:
-        """The build's process ended before the build did."""
-        backend = job.spec.options.backend
-        if self._stopped_by_us is not None or job.token.cancelled:
-            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {self._stopped_by_us or 'stopped'}",
-                              backend=backend, backend_version=backend_version)
-        else:
-            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build",
-                              backend=backend, backend_version=backend_version)
-        (sink or job.sink)(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                                        detail=outcome.detail))
-        return outcome
-
-

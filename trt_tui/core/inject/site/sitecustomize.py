@@ -73,6 +73,16 @@ def _chain():
     spec.loader.exec_module(module)
 
 
+def _mark():
+    """Tell trt-tui a Python process of the program started (so could report), beside its socket."""
+    try:
+        os.close(os.open(os.path.join(os.path.dirname(os.environ["TRT_TUI_RUN_ADDRESS"]), "python"),
+                         os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass
+
+
 if os.environ.get("TRT_TUI_RUN_ADDRESS"):
     sys.meta_path.insert(0, _TensorRTFinder())
+    _mark()
 _chain()

@@ -1,0 +1,185 @@
+"""`trt-tui run -- CMD`: the command's front ends (the app on a terminal, else headless) and its signals.
+
+Signals: SIGINT, SIGTERM and SIGHUP (the terminal closed) all stop the program as Ctrl-C does: every
+build is cancelled, the program's process group gets SIGINT, SIGTERM, SIGKILL `--grace` apart, the
+builds' final events are written, and trt-tui exits 128 + the signal's number (130, 143, 129). A
+second signal kills the program at once. The default action of SIGTERM and SIGHUP would end trt-tui
+alone and leave the program building under init.
+
+Headless, the program's output is written exactly as it came (bytes, in pieces of bounded size), in
+time order with its builds' events (`Timeline`), and all of it: a slow reader of trt-tui's stdout
+slows the program down rather than cutting its output. If trt-tui could not write all of it, the
+exit code says so (1 where the program's would have been 0) with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+from .core.events import State
+from .core.inject.observer import ProgramRun
+from .core.inject.relays import ObservedSpec
+from .core.inject.timeline import Timeline
+
+EXIT_FAILED = 1
+APP_CLOSE = 5.0  # seconds the app has to close after its program ended on a signal
+SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
+
+
+class RunSignals:
+    """SIGINT, SIGTERM, SIGHUP while `run` runs: the first stops the program, a second kills it (or,
+    once the program has ended, ends trt-tui at once, however much output it had left to write)."""
+
+    def __init__(self, run: ProgramRun, on_first=None) -> None:
+        self.run = run
+        self.on_first = on_first  # called with the signal's number, on a thread of its own
+        self.signal: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> RunSignals:
+        for number in SIGNALS:
+            self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+
+    def _handle(self, signum, frame) -> None:
+        if self.signal is not None:
+            if self.run.exited.is_set():  # only trt-tui's own writing is left: leave it
+                os._exit(128 + self.signal)
+            self.run.stop(force=True)
+            return
+        self.signal = signum
+        self.run.stop(signum=signum)
+        if self.on_first is not None:  # it may write to a slow or gone terminal: not in the handler
+            threading.Thread(target=self.on_first, args=(signum,), name="trt-tui-run-signal", daemon=True).start()
+
+
+def run_program(argv: list[str], args) -> int:
+    """The app on a terminal, else (or with --json or --headless) the headless front end."""
+    if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+        return run_app(argv, args)
+    return run_headless(argv, args)
+
+
+def run_app(argv: list[str], args) -> int:
+    from .ui.app import make_app
+
+    run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
+                     history=args.history)
+    app = make_app(run=run)
+    if args.theme:
+        app.theme = args.theme
+
+    def quit_app(signum: int) -> None:
+        threading.Thread(target=_ask_to_quit, args=(app,), name="trt-tui-run-quit", daemon=True).start()
+        # The app may be unable to quit: its terminal is gone, or stopped taking output, and a write
+        # blocks. The program is being stopped all the same (`RunSignals`); once it has ended, and
+        # the app had time to close, trt-tui leaves without it.
+        if run.wait_exit(3 * run.grace + 5):
+            time.sleep(run.grace + APP_CLOSE)
+        run.close()
+        os._exit(128 + signum)
+
+    try:
+        with RunSignals(run, quit_app) as signals:
+            app.run()
+    finally:
+        run.close()  # where the app could not close it (its terminal went away)
+    if signals.signal is not None or app.return_code is None:
+        return run.shell_exit_code
+    return app.return_code
+
+
+def _ask_to_quit(app) -> None:
+    try:
+        app.call_from_thread(app.action_quit)
+    except Exception:  # the app is not running (any more): the close after it stops the program
+        pass
+
+
+def run_headless(argv: list[str], args) -> int:
+    from .headless import make_renderer
+
+    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+    tty = not args.json and sys.stdout.isatty()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def write_output(stream: str, pieces: list[bytes], t: float) -> None:
+        if args.json and stream == "stdout":
+            lines = []
+            for piece in pieces:
+                record = {"event": "output", "stream": stream, "t": round(t, 6),
+                          "line": decoder.decode(piece).rstrip("\r\n")}
+                if not piece.endswith(b"\n"):
+                    record["partial"] = True  # a piece of a longer line: the next piece goes on with it
+                lines.append(json.dumps(record))
+            renderer._write(lines)
+        elif tty:  # above the live block, which a raw write would break
+            for piece in pieces:
+                renderer.message(piece.decode("utf-8", "replace").rstrip("\r\n"))
+        else:  # as the program wrote it, invalid UTF-8 included
+            target = sys.stdout if stream == "stdout" else sys.stderr
+            with renderer.lock:
+                target.flush()
+                target.buffer.write(b"".join(pieces))
+                target.buffer.flush()
+
+    holder: dict[str, Timeline] = {}
+    run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
+                     output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
+                     trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
+    timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
+    run.output_before = timeline.before
+    run.scheduler.subscribe(
+        lambda job, events: timeline.add_events(job, job.spec.t0, events) if isinstance(job.spec, ObservedSpec) else None)
+
+    def say_stopping(signum: int) -> None:
+        again = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        prefix = "" if signum == signal.SIGINT else f"{signal.Signals(signum).name}: "
+        try:
+            renderer.message(f"trt-tui: {prefix}stopping {run.name} ({again} again to kill it)")
+        except (OSError, ValueError):
+            pass
+
+    with RunSignals(run, say_stopping):
+        try:
+            run.start()
+            while not run.wait_exit(0.2):
+                pass
+            run.scheduler.wait(timeout=10.0)
+        finally:
+            run.close()
+            timeline.close()
+            try:
+                renderer.close()
+            except (OSError, ValueError):
+                pass
+    code = run.shell_exit_code
+    if run.program_job is not None and run.program_job.state is State.FAILED and run.exit_code == 127:
+        print(f"trt-tui: {run.program_job.outcome.error}", file=sys.stderr)
+    note = run.unobserved_note()
+    if note is not None:
+        print(note, file=sys.stderr)
+    problem = run.unread
+    if timeline.failed is not None:
+        problem = f"{timeline.lost_bytes} bytes of {run.name}'s output could not be written: {timeline.failed}"
+    if problem is not None:
+        _say(f"trt-tui: {problem}")
+        return code or EXIT_FAILED
+    return code
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):
+        pass
