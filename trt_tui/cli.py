@@ -385,7 +385,7 @@ def check_outputs(models: list[Path], outputs: list[Path], force: bool) -> None:
         if clash is not None:
             raise UsageError(f"{output}: the engine of {model} would overwrite the model {clash}; choose another -o")
         try:
-            check_output_replaceable(BuildSpec(model, output, force=force))
+            check_output_replaceable(BuildSpec(model, output, force=force, replace=force))
         except BuildError as exc:
             raise UsageError(str(exc)) from None
 
@@ -487,7 +487,7 @@ def _build_models(args, executor) -> int:
         try:
             for model, output in zip(models, outputs):
                 if model in buildable and stopper.signal is None:
-                    jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force)))
+                    jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force, replace=args.force)))
             while not scheduler.wait(timeout=0.2):
                 pass
         finally:
@@ -545,7 +545,8 @@ def cmd_watch(args) -> int:
     session = session_from_args(args, pump_interval=HEADLESS_PUMP)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
-    controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force))
+    controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force,
+                                                                   replace=args.force))
     watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
     active_at_signal: list[str] = []
 

@@ -1,0 +1,124 @@
+"""What trt-tui writes stays whole and its own: engines, sidecars and traces, under races, full disks,
+devices and hostile file names. Every case builds real engines, writes real files and runs real
+processes (BENCHMARKS.md, reliability)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from trt_tui.core import samples, sidecar
+from trt_tui.core.cache import ContentHasher
+
+TIMEOUT = 120
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@pytest.fixture(scope="module")
+def mnist(tmp_path_factory) -> Path:
+    (path,) = samples.write_samples(tmp_path_factory.mktemp("mnist"), ["mnist"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli(cli_env, trt_tui_command):
+    def run(*args, env=None, timeout=TIMEOUT, cwd=None) -> subprocess.CompletedProcess:
+        return subprocess.run([*trt_tui_command, *map(str, args)], capture_output=True, text=True,
+                              env=env or cli_env, timeout=timeout, check=False, cwd=cwd)
+
+    return run
+
+
+def one_error(result: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def variant(mnist: Path, directory: Path, name: str, scale: float) -> Path:
+    """MNIST with its weights scaled: another model whose engine has the same size."""
+    model = onnx.load(mnist)
+    for init in model.graph.initializer:
+        array = numpy_helper.to_array(init)
+        if array.dtype == np.float32 and array.size > 1:
+            init.CopyFrom(numpy_helper.from_array((array * scale).astype(np.float32), init.name))
+            break
+    path = directory / name
+    onnx.save(model, path)
+    return path
+
+
+# -- two builds into one engine ----------------------------------------------------------------------
+
+WORKER = """
+import json, sys
+from pathlib import Path
+from trt_tui.core.build import BuildSpec
+from trt_tui.core.cache import EngineCache
+from trt_tui.core.executors import ThreadExecutor
+from trt_tui.core.scheduler import Scheduler
+
+model, output = Path(sys.argv[1]), Path(sys.argv[2])
+scheduler = Scheduler(executor=ThreadExecutor(), cache=EngineCache())
+print("ready", flush=True)
+for line in sys.stdin:
+    job = scheduler.submit(BuildSpec(model, output, force=line.strip() == "force"))
+    scheduler.wait()
+    print(json.dumps({"state": job.state.value, "sha": job.outcome.engine_sha256,
+                      "why": job.outcome.error or job.outcome.detail}), flush=True)
+scheduler.shutdown()
+"""
+
+
+def test_two_processes_building_two_models_into_one_engine_never_mismatch_engine_and_sidecar(
+        mnist, tmp_path, cli_env) -> None:
+    """Each round both processes force a build of their own model into the same path at once; after
+    the round the sidecar names the file's bytes and the model those bytes were built from, and a
+    build of the other model is not answered "up to date"."""
+    models = [variant(mnist, tmp_path, "a.onnx", 0.5), variant(mnist, tmp_path, "b.onnx", 2.0)]
+    model_hash = {ContentHasher().model_hash(m): m for m in models}
+    engine = tmp_path / "out" / "shared.engine"
+    engine.parent.mkdir()
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, m, engine], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, env=cli_env) for m in models]
+    built_by: dict[str, Path] = {}  # engine digest -> the model whose build wrote it
+    try:
+        for worker in workers:
+            assert worker.stdout.readline().strip() == "ready"
+        for round_ in range(20):
+            for worker in workers:
+                worker.stdin.write("force\n")
+                worker.stdin.flush()
+            for model, worker in zip(models, workers):
+                result = json.loads(worker.stdout.readline())
+                assert result["state"] == "succeeded", (round_, result)
+                built_by[result["sha"]] = model
+            record = sidecar.read(engine)
+            digest = sidecar.file_sha256(engine)
+            assert record is not None and record["engine_sha256"] == digest, f"round {round_}: sidecar of other bytes"
+            assert record["engine_bytes"] == engine.stat().st_size
+            holder = built_by[digest]
+            named = record["key"] and model_hash.get(record["key"]["model_hash"])
+            assert named in (holder, None), f"round {round_}: {holder.name}'s engine under {named.name}'s sidecar"
+            assert sidecar.written_by_us(engine, record)
+            # The model the file does not hold must build again, not be "up to date".
+            other = workers[1 - models.index(holder)]
+            other.stdin.write("check\n")
+            other.stdin.flush()
+            result = json.loads(other.stdout.readline())
+            assert result["state"] == "succeeded", f"round {round_}: {result}"
+            built_by[result["sha"]] = models[1 - models.index(holder)]
+    finally:
+        for worker in workers:
+            worker.stdin.close()
+            worker.wait(TIMEOUT)
+    assert sorted(p.name for p in engine.parent.iterdir()) == ["shared.engine", "shared.engine.build.json"]
