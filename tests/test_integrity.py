@@ -161,3 +161,48 @@ def test_a_disk_that_fills_at_the_sidecar_fails_the_build_and_installs_no_engine
     assert "No space left on device" in result.stderr and "build record" in result.stderr, result.stderr
     assert "succeeded" not in result.stdout
     assert sorted(p.name for p in disk.iterdir()) == []  # no engine, no sidecar, no temporary, no lock
+
+
+# -- one build per engine at a time ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def resnet(tmp_path_factory) -> Path:
+    """ResNet-50: a build that runs a few seconds, long enough for a second request to meet it."""
+    (path,) = samples.write_samples(tmp_path_factory.mktemp("resnet"), ["resnet50"])
+    return path
+
+
+def test_a_second_build_of_an_engine_already_building_is_refused_not_called_up_to_date(resnet, tmp_path) -> None:
+    """`r` (no force) during a running forced build of the same engine: refused as already building,
+    where it was answered "skipped: engine is up to date" from the engine being replaced."""
+    from trt_tui.core.build import BuildSpec
+    from trt_tui.core.cache import EngineCache
+    from trt_tui.core.events import State
+    from trt_tui.core.executors import ThreadExecutor
+    from trt_tui.core.scheduler import Scheduler
+
+    model = tmp_path / "resnet50.onnx"
+    os.link(resnet, model)
+    engine = tmp_path / "resnet50.engine"
+    scheduler = Scheduler(executor=ThreadExecutor(), cache=EngineCache())
+    try:
+        first = scheduler.submit(BuildSpec(model, engine))
+        assert scheduler.wait(TIMEOUT) and first.state is State.SUCCEEDED, first.outcome
+        forced = scheduler.submit(BuildSpec(model, engine, force=True))
+        with pytest.raises(RuntimeError, match="already building") as refused:
+            scheduler.submit(BuildSpec(model, engine))
+        assert f"#{forced.id}" in str(refused.value)
+        with pytest.raises(RuntimeError, match="already building"):  # another name for the same file
+            scheduler.submit(BuildSpec(model, tmp_path / "." / "resnet50.engine", force=True))
+        assert not forced.final
+        assert len(scheduler.jobs) == 2
+        # A build being cancelled (a watched model changed) is waited for, not raced.
+        scheduler.cancel(forced.id, force=True)
+        again = scheduler.submit(BuildSpec(model, engine, force=True))
+        assert scheduler.wait(TIMEOUT)
+        assert forced.state is State.CANCELLED and again.state is State.SUCCEEDED, again.outcome
+        assert again.started >= forced.finished
+    finally:
+        scheduler.shutdown()
+    assert sidecar.written_by_us(engine)
