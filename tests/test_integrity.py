@@ -206,3 +206,118 @@ def test_a_second_build_of_an_engine_already_building_is_refused_not_called_up_t
     finally:
         scheduler.shutdown()
     assert sidecar.written_by_us(engine)
+
+
+# -- `f` in the app and in a served tab ----------------------------------------------------------------
+
+
+@pytest.fixture
+def app_models(mnist, resnet, tmp_path) -> Path:
+    directory = tmp_path / "models"
+    directory.mkdir()
+    for src in (mnist, resnet):
+        os.link(src, directory / src.name)
+    return directory
+
+
+async def wait_pilot(pilot, condition, timeout: float = 60.0) -> None:
+    import time
+
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(0.05)
+
+
+def notifications(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def highlight(pilot, app, path: Path) -> None:
+    """Move the model list's cursor to `path` (the list is sorted by name)."""
+    for _ in range(len(app.picker.visible_paths())):
+        if app.picker.highlighted_path() == str(path):
+            return
+        await pilot.press("down")
+    assert app.picker.highlighted_path() == str(path)
+
+
+async def test_f_asks_before_replacing_a_file_trt_tui_did_not_write(app_models, engine_checker) -> None:
+    """`f` on a model whose engine path holds a user's file: a Yes/No question; No keeps the file and
+    builds nothing, Yes builds and replaces it."""
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    theirs = app_models / "mnist.engine"
+    theirs.write_bytes(b"an engine another tool wrote")
+    app = TrtTuiApp(AppConfig(paths=[str(app_models)], gpu_interval=60))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await highlight(pilot, app, app_models / "mnist.onnx")
+        await pilot.press("f")
+        await wait_pilot(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
+        assert str(theirs) in str(app.screen.query_one("Static").render())
+        await pilot.press("n")
+        await wait_pilot(pilot, lambda: type(app.screen).__name__ != "ReplaceScreen", 10)
+        await pilot.pause(0.5)
+        assert app.views == {} and theirs.read_bytes() == b"an engine another tool wrote"
+        await pilot.press("f")
+        await wait_pilot(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
+        await pilot.press("y")
+        await wait_pilot(pilot, lambda: app.views and all(v.state.final for v in app.views.values()))
+        (view,) = app.views.values()
+        assert view.state.value == "succeeded", view.error
+        await pilot.press("q")
+        await wait_pilot(pilot, lambda: app.return_code is not None, 30)
+    engine_checker.assert_real_engine(theirs)
+    assert sidecar.written_by_us(theirs)
+
+
+async def test_f_twice_on_one_model_builds_it_once(app_models) -> None:
+    """Two `f` on one model (two rows): the second is refused as already building, not run beside it."""
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    app = TrtTuiApp(AppConfig(paths=[str(app_models)], gpu_interval=60))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await highlight(pilot, app, app_models / "resnet50.onnx")
+        await pilot.press("f")
+        await wait_pilot(pilot, lambda: len(app.views) == 1, 10)
+        await pilot.press("f")  # the selected build's model, now building
+        await pilot.pause(0.3)
+        assert len(app.views) == 1 and len(app.scheduler.jobs) == 1
+        assert any("already building" in text for text in notifications(app)), notifications(app)
+        await wait_pilot(pilot, lambda: all(v.state.final for v in app.views.values()))
+        await pilot.press("q")
+        await wait_pilot(pilot, lambda: app.return_code is not None, 30)
+
+
+async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write(app_models) -> None:
+    """A served tab is someone on the network: it never replaces a file trt-tui did not write."""
+    import shutil
+    import tempfile
+
+    from trt_tui.core.build import BuildOptions
+    from trt_tui.core.remote import serve_session
+    from trt_tui.core.session import make_session
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    theirs = app_models / "mnist.engine"
+    theirs.write_bytes(b"an engine another tool wrote")
+    directory = tempfile.mkdtemp(prefix="trt-tui-test-serve-")
+    session = make_session(1, record_history=False, cache=False)
+    server = serve_session(session, os.path.join(directory, "builds.sock"), BuildOptions())
+    try:
+        app = TrtTuiApp(AppConfig(paths=[str(app_models)], attach=server.path, gpu_interval=60))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await highlight(pilot, app, app_models / "mnist.onnx")
+            await pilot.press("f")
+            await pilot.pause(1.0)
+            assert type(app.screen).__name__ != "ReplaceScreen"
+            assert any("served session does not replace" in text for text in notifications(app)), notifications(app)
+            assert server.scheduler.jobs == {}
+            await pilot.press("q")
+            await wait_pilot(pilot, lambda: not app.is_running, 10)
+    finally:
+        server.close()
+        assert session.close(timeout=60)
+        shutil.rmtree(directory)
+    assert theirs.read_bytes() == b"an engine another tool wrote"

@@ -41,6 +41,7 @@ from ..core.watch import ModelWatcher, RebuildController
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, PALETTE
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
+from .replace import force_rebuild, submit_once
 from .screens import MainScreen, PickerTable, StackScreen
 from .themes import load_themes
 from .widgets.build_list import BuildList
@@ -320,11 +321,11 @@ class TrtTuiApp(App[int]):
         """Called on the scheduler's pump thread: only hand over."""
         self.post_message(BuildEvents(job.id, events))
 
-    def submit(self, model: str, force: bool = False) -> BuildJob | None:
-        if self._quitting:
-            return None
+    def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
         path = Path(model)
-        job = self.scheduler.submit(BuildSpec(path, default_output(path), self.config.options, force=force))
+        spec = BuildSpec(path, default_output(path), self.config.options, force=force, replace=replace)
+        if self._quitting or (job := submit_once(self, spec)) is None:
+            return None
         self.rebuilder.track(path.resolve(), job)
         self._show_new(job, model)
         return job
@@ -567,13 +568,12 @@ class TrtTuiApp(App[int]):
             self.submit(model)
 
     def action_force_rebuild(self) -> None:
-        """Rebuild even when the engine cache says the engine is current."""
+        """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self.run_ is not None:
-            self.action_rebuild()
-            return
+            return self.action_rebuild()
         model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:
-            self.submit(model, force=True)
+            force_rebuild(self, model)
 
     def action_toggle_watch(self) -> None:
         if self.config.attach:  # one watcher per viewer would start each rebuild once per browser tab
