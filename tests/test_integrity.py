@@ -321,3 +321,125 @@ async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write
         assert session.close(timeout=60)
         shutil.rmtree(directory)
     assert theirs.read_bytes() == b"an engine another tool wrote"
+
+
+# -- --trace follows the engine's rules ----------------------------------------------------------------
+
+
+@pytest.fixture
+def built(cli, mnist, tmp_path) -> dict[str, Path]:
+    """A model, its engine and sidecar built by trt-tui, and a history with that build in it."""
+    model = tmp_path / "m.onnx"
+    os.link(mnist, model)
+    history = tmp_path / "history.sqlite3"
+    assert cli("build", model, "--history", history).returncode == EXIT_OK
+    return {"model": model, "engine": tmp_path / "m.engine", "sidecar": tmp_path / "m.engine.build.json",
+            "history": history}
+
+
+@pytest.mark.parametrize("what", ["model", "engine", "sidecar", "history"])
+def test_trace_naming_an_input_an_output_or_the_history_is_refused_before_the_build(cli, built, what) -> None:
+    """`--trace a.onnx b.onnx` (a typo) replaced the model a.onnx with JSON; the engine (its sidecar
+    then vouched for trace bytes), the sidecar and the history went the same way."""
+    target = built[what]
+    before = {name: path.read_bytes() for name, path in built.items()}
+    result = cli("build", built["model"], "--force", "--history", built["history"], "--trace", target)
+    assert result.returncode == EXIT_USAGE, result.stderr
+    line = one_error(result)
+    assert "--trace" in line and str(target) in line
+    assert "building" not in result.stdout  # refused before any build started
+    assert {name: path.read_bytes() for name, path in built.items()} == before
+
+
+def test_trace_naming_the_program_of_trt_tui_run_is_refused(cli, tmp_path) -> None:
+    script = tmp_path / "build.py"
+    script.write_text("print('built')\n")
+    result = cli("run", "--headless", "--trace", script, "--force", "--", sys.executable, script)
+    assert result.returncode == EXIT_USAGE, result.stderr
+    assert str(script) in one_error(result) and "built" not in result.stdout
+    assert script.read_text() == "print('built')\n"
+    python = Path(sys.executable).resolve()  # the interpreter itself, named through its link
+    result = cli("run", "--headless", "--trace", python, "--force", "--", sys.executable, "-c", "pass")
+    assert result.returncode == EXIT_USAGE and "input" in one_error(result)
+
+
+RUN_PROGRAM = {"build": [], "run": ["--", sys.executable, "-c", "pass"]}  # after trt-tui's own options
+
+
+def test_trace_replaces_only_its_own_file_unless_forced(cli, mnist, tmp_path) -> None:
+    """A trace trt-tui wrote is replaced; someone else's file needs --force, in `build` and in `run`."""
+    trace = tmp_path / "trace.json"
+    assert cli("build", mnist, "-o", tmp_path / "m.engine", "--trace", trace).returncode == EXIT_OK
+    assert json.loads(trace.read_text())["otherData"] == {"writer": "trt-tui"}
+    assert cli("build", mnist, "-o", tmp_path / "m.engine", "--force", "--trace", trace).returncode == EXIT_OK
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"mine": true}')
+    for command in (["build", mnist, "-o", tmp_path / "m.engine"], ["run", "--headless"]):
+        result = cli(*command, "--trace", notes, *RUN_PROGRAM[command[0]])
+        assert result.returncode == EXIT_USAGE, result.stderr
+        assert "--force" in one_error(result) and str(notes) in one_error(result)
+        assert notes.read_text() == '{"mine": true}'
+    assert cli("build", mnist, "-o", tmp_path / "m.engine", "--trace", notes, "--force").returncode == EXIT_OK
+    assert "traceEvents" in json.loads(notes.read_text())
+
+
+# -- only regular files are ever replaced --------------------------------------------------------------
+
+
+@pytest.fixture
+def devices(tmp_path) -> dict[str, Path]:
+    """A FIFO and a symbolic link to /dev/null (which no test may ever replace)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "null-link"
+    link.symlink_to("/dev/null")
+    return {"fifo": fifo, "link to /dev/null": link}
+
+
+def assert_devices_intact(devices: dict[str, Path]) -> None:
+    import stat
+
+    assert stat.S_ISFIFO(os.lstat(devices["fifo"]).st_mode)
+    assert os.readlink(devices["link to /dev/null"]) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("which", ["fifo", "link to /dev/null"])
+def test_output_that_is_a_device_is_refused_even_with_force(cli, mnist, devices, which) -> None:
+    """`-o DEVICE --force` replaced the device node (as root `-o /dev/null --force` would replace the
+    system's /dev/null): only regular files are replaced, --force or not."""
+    target = devices[which]
+    result = cli("build", mnist, "-o", target, "--force")
+    assert result.returncode == EXIT_USAGE, result.stdout + result.stderr
+    assert str(target) in one_error(result)
+    assert_devices_intact(devices)
+
+
+@pytest.mark.parametrize("which", ["fifo", "link to /dev/null"])
+def test_trace_that_is_a_device_is_refused_even_with_force(cli, mnist, tmp_path, devices, which) -> None:
+    target = devices[which]
+    for command in (["build", mnist, "-o", tmp_path / "m.engine"], ["run", "--headless"]):
+        result = cli(*command, "--force", "--trace", target, *RUN_PROGRAM[command[0]])
+        assert result.returncode == EXIT_USAGE, result.stdout + result.stderr
+        assert "--trace" in one_error(result) and str(target) in one_error(result)
+    assert not (tmp_path / "m.engine").exists()
+    assert_devices_intact(devices)
+
+
+def test_a_sidecar_path_that_is_a_device_is_refused(cli, mnist, tmp_path) -> None:
+    engine = tmp_path / "m.engine"
+    os.mkfifo(tmp_path / "m.engine.build.json")
+    result = cli("build", mnist, "-o", engine, "--force")
+    assert result.returncode == EXIT_USAGE and "m.engine.build.json" in one_error(result)
+    assert not engine.exists()
+
+
+def test_the_atomic_writer_never_replaces_a_device(tmp_path, devices) -> None:
+    """The last guard, at the rename itself, for whatever reaches it (a file swapped after the checks)."""
+    from trt_tui.core import atomic
+
+    for target in devices.values():
+        with pytest.raises(OSError, match="not a regular file"):
+            atomic.write_bytes(target, b"x")
+    assert_devices_intact(devices)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -315,18 +315,20 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
                         spare_memory=args.spare_memory, pump_interval=pump_interval)
 
 
-def check_trace_path(text: str | None) -> None:
-    """--trace is written when the builds end: find out now, not after a long build, that it cannot be."""
-    if not text:
+def check_trace_path(args, inputs=(), engines=()) -> None:
+    """--trace is written as builds end: find out now, not after a long build, that it cannot be, or
+    must not be (`output_paths.check_trace`: never an input, an engine, a sidecar or the history)."""
+    if not args.trace:
         return
-    path = Path(text)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UsageError(f"--trace {path}: is a directory")
-    if not parent.is_dir():
-        raise UsageError(f"--trace {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--trace {path}: directory {parent} is not writable")
+    from .core.history import default_path
+    from .core.output_paths import OutputRefused, check_trace
+    from .core.session import history_path
+
+    try:
+        check_trace(args.trace, inputs=inputs, engines=engines, history=history_path(args.history) or default_path(),
+                    force=args.force)
+    except OutputRefused as exc:
+        raise UsageError(str(exc)) from None
 
 
 class Stopper:
@@ -460,12 +462,12 @@ def _build_models(args, executor) -> int:
 
     try:
         options = options_from_args(args)
-        check_trace_path(args.trace)
         models = unique_models(args.models)
         unreadable = {m: err for m in models if (err := check_model_readable(m))}
         buildable = [m for m in models if m not in unreadable]
         outputs = outputs_for(models, args.output)
         check_outputs(models, outputs, args.force)
+        check_trace_path(args, models, outputs)
         renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
         for err in unreadable.values():
             print(f"trt-tui: {err}", file=sys.stderr)
@@ -535,8 +537,8 @@ def cmd_watch(args) -> int:
     from .headless import make_renderer
 
     options = options_from_args(args)
-    check_trace_path(args.trace)
     models, errors = find_models(args.paths)
+    check_trace_path(args, models, [default_output(m) for m in models])
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -641,6 +643,7 @@ def cmd_serve(args) -> int:
         raise UsageError(str(exc)) from None
     options = options_from_args(args)
     models, errors = find_models(args.paths)
+    check_trace_path(args, models, [default_output(m) for m in models])
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -666,6 +669,8 @@ def app_config(args):
         print(f"trt-tui: writing sample models to {directory}")
         write_samples(directory)
         paths = [str(directory)]
+    models = find_models(paths)[0] if args.trace else []
+    check_trace_path(args, models, [default_output(m) for m in models])
     return AppConfig(
         paths=paths,
         jobs=args.jobs,
@@ -687,6 +692,7 @@ def cmd_run(args) -> int:
     """Run a program and show its TensorRT builds: the app on a terminal, else (or with --json or
     --headless) the headless renderers, the program's output passed through. Its exit code is ours."""
     from .core.inject.observer import ProgramRun, not_observable
+    from .core.output_paths import program_files
 
     argv = list(args.cmd)
     if argv and argv[0] == "--":
@@ -696,6 +702,7 @@ def cmd_run(args) -> int:
     if args.grace <= 0:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
     args.vitals = vitals_from_args(args)
+    check_trace_path(args, program_files(argv))
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from .ui.app import make_app
@@ -818,6 +825,7 @@ def _run_command(r: argparse.ArgumentParser) -> None:
     r.add_argument("--verbose", action="store_true", help="relay TensorRT's verbose log too")
     r.add_argument("--theme", help="theme name (see themes/)")
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    r.add_argument("--force", action="store_true", help="replace a --trace file trt-tui did not write")
     r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     add_vitals_options(r)
 
