@@ -443,3 +443,77 @@ def test_the_atomic_writer_never_replaces_a_device(tmp_path, devices) -> None:
             atomic.write_bytes(target, b"x")
     assert_devices_intact(devices)
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# -- file names that hold terminal controls --------------------------------------------------------------
+
+HOSTILE = "evil\x1b[31mRED\nFAKE succeeded"
+
+
+def test_escape_characters_and_newlines_in_model_names_reach_the_terminal_escaped(cli, mnist, tmp_path) -> None:
+    """A model named with ESC and a newline: the headless output, `history` and `history diff` show
+    `\\x1b` and `\\n`, never the raw characters (a forged status line, colours, cursor moves)."""
+    model = tmp_path / f"{HOSTILE}.onnx"
+    os.link(mnist, model)
+    history = tmp_path / "history.sqlite3"
+    outputs = []
+    for _ in range(2):
+        result = cli("build", model, "--force", "-o", tmp_path / "m.engine", "--history", history)
+        assert result.returncode == EXIT_OK, result.stderr
+        outputs.append(result.stdout + result.stderr)
+    listed = cli("history", "--history", history)
+    diffed = cli("history", "diff", "1", "2", "--history", history)
+    for text in (*outputs, listed.stdout, diffed.stdout):
+        assert "\x1b" not in text
+        assert not any(line.startswith("FAKE") for line in text.splitlines()), text
+        assert "evil\\x1b[31mRED\\nFAKE succeeded" in text, text
+    as_json = cli("history", "--json", "--history", history)
+    assert json.loads(as_json.stdout.splitlines()[0])["model"] == str(model)  # JSON keeps the name as it is
+
+
+def test_a_failed_build_of_a_hostile_name_is_one_escaped_line(cli, tmp_path) -> None:
+    model = tmp_path / f"{HOSTILE}.onnx"
+    model.write_bytes(b"not onnx at all")
+    result = cli("build", model, "-o", tmp_path / "m.engine")
+    assert result.returncode == EXIT_FAILED
+    assert "\x1b" not in result.stdout + result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.strip()]
+    assert "evil\\x1b[31mRED\\nFAKE" in line
+
+
+def test_the_live_terminal_renderer_escapes_names_too(mnist, tmp_path) -> None:
+    """The TTY renderer (progress redrawn in place) over a real build: its own cursor moves only."""
+    import io
+
+    from trt_tui.core.build import BuildSpec
+    from trt_tui.core.executors import ThreadExecutor
+    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.headless import TtyRenderer
+
+    model = tmp_path / f"{HOSTILE}.onnx"
+    os.link(mnist, model)
+    out = io.StringIO()
+    renderer = TtyRenderer(out, min_log=0)
+    scheduler = Scheduler(executor=ThreadExecutor())
+    scheduler.subscribe(renderer.handle)
+    try:
+        scheduler.submit(BuildSpec(model, tmp_path / "m.engine"))
+        assert scheduler.wait(TIMEOUT)
+    finally:
+        scheduler.shutdown()
+    renderer.close()
+    text = out.getvalue()
+    assert "\x1b[31m" not in text and "\nFAKE" not in text
+    assert "evil\\x1b[31mRED\\nFAKE succeeded" in text
+
+
+# -- huge numbers ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["-n", "9" * 30], ["diff", "9" * 24], ["diff", "9" * 24, "1"], ["diff", "1", "9" * 24]])
+def test_history_with_huge_numbers_is_one_line(cli, tmp_path, mnist, args) -> None:
+    history = tmp_path / "history.sqlite3"
+    assert cli("build", mnist, "-o", tmp_path / "m.engine", "--history", history).returncode == EXIT_OK
+    result = cli("history", *args, "--history", history)
+    assert result.returncode == EXIT_USAGE, result.stdout + result.stderr
+    assert "9" * 24 in one_error(result)

@@ -21,6 +21,8 @@ from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
 from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
+from .core.output_paths import OutputRefused, check_trace, program_files
+from .core.printable import escaped
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -315,22 +317,6 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
                         spare_memory=args.spare_memory, pump_interval=pump_interval)
 
 
-def check_trace_path(args, inputs=(), engines=()) -> None:
-    """--trace is written as builds end: find out now, not after a long build, that it cannot be, or
-    must not be (`output_paths.check_trace`: never an input, an engine, a sidecar or the history)."""
-    if not args.trace:
-        return
-    from .core.history import default_path
-    from .core.output_paths import OutputRefused, check_trace
-    from .core.session import history_path
-
-    try:
-        check_trace(args.trace, inputs=inputs, engines=engines, history=history_path(args.history) or default_path(),
-                    force=args.force)
-    except OutputRefused as exc:
-        raise UsageError(str(exc)) from None
-
-
 class Stopper:
     """SIGINT, SIGTERM and SIGHUP for the headless commands: the first cancels every build (they end
     CANCELLED, their temporaries removed, their final events delivered); a second exits at once,
@@ -467,10 +453,10 @@ def _build_models(args, executor) -> int:
         buildable = [m for m in models if m not in unreadable]
         outputs = outputs_for(models, args.output)
         check_outputs(models, outputs, args.force)
-        check_trace_path(args, models, outputs)
+        check_trace(args.trace, models, outputs, args.history, args.force)
         renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
         for err in unreadable.values():
-            print(f"trt-tui: {err}", file=sys.stderr)
+            print(f"trt-tui: {escaped(err)}", file=sys.stderr)
         session = session_from_args(args, executor, HEADLESS_PUMP)
     except BaseException:
         if executor is not None:
@@ -498,11 +484,11 @@ def _build_models(args, executor) -> int:
     states = [job.state for job in jobs]
     for job in jobs:
         if job.state is State.FAILED and not args.json:
-            print(f"trt-tui: {job.outcome.error}", file=sys.stderr)
+            print(f"trt-tui: {escaped(job.outcome.error)}", file=sys.stderr)
     cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
-              + (f"cancelled {', '.join(cancelled)}" if cancelled else "no build was running"), file=sys.stderr)
+              + (f"cancelled {escaped(', '.join(cancelled))}" if cancelled else "no build was running"), file=sys.stderr)
         return stopper.exit_code
     if State.CANCELLED in states:
         return EXIT_CANCELLED
@@ -538,7 +524,7 @@ def cmd_watch(args) -> int:
 
     options = options_from_args(args)
     models, errors = find_models(args.paths)
-    check_trace_path(args, models, [default_output(m) for m in models])
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -643,7 +629,7 @@ def cmd_serve(args) -> int:
         raise UsageError(str(exc)) from None
     options = options_from_args(args)
     models, errors = find_models(args.paths)
-    check_trace_path(args, models, [default_output(m) for m in models])
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -670,7 +656,7 @@ def app_config(args):
         write_samples(directory)
         paths = [str(directory)]
     models = find_models(paths)[0] if args.trace else []
-    check_trace_path(args, models, [default_output(m) for m in models])
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(
         paths=paths,
         jobs=args.jobs,
@@ -692,7 +678,6 @@ def cmd_run(args) -> int:
     """Run a program and show its TensorRT builds: the app on a terminal, else (or with --json or
     --headless) the headless renderers, the program's output passed through. Its exit code is ours."""
     from .core.inject.observer import ProgramRun, not_observable
-    from .core.output_paths import program_files
 
     argv = list(args.cmd)
     if argv and argv[0] == "--":
@@ -702,7 +687,7 @@ def cmd_run(args) -> int:
     if args.grace <= 0:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
     args.vitals = vitals_from_args(args)
-    check_trace_path(args, program_files(argv))
+    check_trace(args.trace, program_files(argv), (), args.history, args.force)
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from .ui.app import make_app
@@ -812,7 +797,7 @@ def _history_command(h: argparse.ArgumentParser) -> None:
                    "builds A and B (ids), `history diff MODEL` the model's last two builds")
     h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
     h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
-    h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
+    h.add_argument("-n", "--limit", type=int_in(1, 2**63 - 1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
 
 
@@ -914,8 +899,8 @@ def main(argv: list[str] | None = None) -> int:
         code = handler(args)
         _done_with_everything = handler is cmd_build and args.executor != "ray"
         return code
-    except UsageError as exc:
-        print(f"trt-tui: {exc}", file=sys.stderr)
+    except (UsageError, OutputRefused) as exc:  # one line, whatever the file names in it hold
+        print(f"trt-tui: {escaped(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_CANCELLED

@@ -12,6 +12,7 @@ from pathlib import Path
 from .events import State
 from .fingerprint import Fingerprint, diff, format_diff
 from .history import BuildRecord, History
+from .printable import escaped
 
 __all__ = ["DiffError", "compare", "format_comparison", "pick"]
 
@@ -31,7 +32,8 @@ def pick(history: History, targets: list[str]) -> tuple[BuildRecord, BuildRecord
     if len(targets) == 2 and all(t.isdigit() for t in targets):
         found = []
         for text in targets:
-            record = history.get(int(text))
+            # An id past SQLite's integers is no build's (and would overflow the query).
+            record = history.get(int(text)) if int(text) < 2**63 else None
             if record is None:
                 raise DiffError(f"no build with id {text} in {history.path} (see `trt-tui history`)")
             found.append(record)
@@ -57,7 +59,7 @@ def format_comparison(result: dict, top: int = 10) -> list[str]:
     a, b = result["a"], result["b"]
     title = (f"{Path(a['model']).name} #{a['id']} ({_when_of(a)}, {a['state']}) → "
              f"{Path(b['model']).name} #{b['id']} ({_when_of(b)}, {b['state']})")
-    return format_diff(result, top=top, title=title)
+    return [escaped(line) for line in format_diff(result, top=top, title=title)]  # names from the history
 
 
 def _when_of(data: dict) -> str:

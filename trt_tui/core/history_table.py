@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterable
 
 from .history import BuildRecord
+from .printable import escaped
 from .units import human_bytes, human_seconds
 
 
@@ -18,7 +19,7 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
         (
             str(rec.id),
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
-            rec.name,
+            escaped(rec.name),
             rec.state,
             human_seconds(rec.duration),
             human_bytes(rec.engine_bytes),
@@ -33,7 +34,7 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
     header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
     if any(rec.program for rec in records):
         header += ("SOURCE",)
-        rows = [(*row, f"run: {rec.program}" if rec.program else "-") for row, rec in zip(rows, records)]
+        rows = [(*row, f"run: {escaped(rec.program)}" if rec.program else "-") for row, rec in zip(rows, records)]
     right = {0, 4, 5, 6, 7}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 

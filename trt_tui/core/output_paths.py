@@ -53,11 +53,17 @@ def program_files(argv: list[str]) -> list[Path]:
     return files
 
 
-def check_trace(text: str | None, *, inputs: Iterable[Path] = (), engines: Iterable[Path] = (),
-                history: Path | None = None, force: bool = False) -> None:
-    """Raise `OutputRefused` where `--trace text` may not be written (see the module's rules)."""
+def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable[Path] = (),
+                history: str | None = None, force: bool = False) -> None:
+    """Raise `OutputRefused` where `--trace text` may not be written (see the module's rules), before
+    any build: a trace is written as builds end, and a long build must not end in a refusal.
+    `history`: --history, where given (else the history this run would use)."""
     if not text:
         return
+    from .history import default_path
+    from .session import history_path
+
+    history = history_path(history) or default_path()
     path = Path(text)
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_symlink():
