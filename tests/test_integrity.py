@@ -510,7 +510,7 @@ def test_the_live_terminal_renderer_escapes_names_too(mnist, tmp_path) -> None:
 # -- huge numbers ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [["-n", "9" * 30], ["diff", "9" * 24], ["diff", "9" * 24, "1"], ["diff", "1", "9" * 24]])
+@pytest.mark.parametrize("args", [["-n", "9" * 30], ["diff", "9" * 24, "1"], ["diff", "1", "9" * 24]])
 def test_history_with_huge_numbers_is_one_line(cli, tmp_path, mnist, args) -> None:
     history = tmp_path / "history.sqlite3"
     assert cli("build", mnist, "-o", tmp_path / "m.engine", "--history", history).returncode == EXIT_OK
