@@ -124,45 +124,6 @@ def test_two_processes_building_two_models_into_one_engine_never_mismatch_engine
     assert sorted(p.name for p in engine.parent.iterdir()) == ["shared.engine", "shared.engine.build.json"]
 
 
-# -- a disk that fills at the sidecar ----------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """`small_disk(size)`: a real tmpfs of `size` bytes (whole pages), unmounted after the test."""
-    mounted = []
-
-    def mount(size: int) -> Path:
-        directory = tmp_path / f"disk{len(mounted)}"
-        directory.mkdir()
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or 'not root'})")
-        mounted.append(directory)
-        return directory
-
-    yield mount
-    for directory in mounted:
-        subprocess.run(["umount", "-l", str(directory)], check=False)
-
-
-def test_a_disk_that_fills_at_the_sidecar_fails_the_build_and_installs_no_engine(
-        cli, mnist, tmp_path, small_disk) -> None:
-    """Room for the engine and not one page more: the sidecar cannot be written, so the build failed
-    and no engine without its record is left (the next build would otherwise demand --force)."""
-    roomy = tmp_path / "roomy.engine"
-    assert cli("build", mnist, "-o", roomy).returncode == EXIT_OK
-    page = os.sysconf("SC_PAGE_SIZE")
-    disk = small_disk(-(-roomy.stat().st_size // page) * page)
-    engine = disk / "mnist.engine"
-    result = cli("build", mnist, "-o", engine)
-    assert result.returncode == EXIT_FAILED, result.stdout + result.stderr
-    assert "No space left on device" in result.stderr and "build record" in result.stderr, result.stderr
-    assert "succeeded" not in result.stdout
-    assert sorted(p.name for p in disk.iterdir()) == []  # no engine, no sidecar, no temporary, no lock
-
-
 # -- one build per engine at a time ------------------------------------------------------------------
 
 
