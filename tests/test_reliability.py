@@ -542,17 +542,18 @@ def test_stress_random_starts_and_cancels(sample_dir, tmp_path, engine_checker, 
 
 
 async def test_quit_with_four_builds_running_is_fast_and_leaves_nothing(sample_dir, tmp_path, capfd, record_property) -> None:
-    """`--jobs 4`, four builds in child processes (`a` on three models, Enter on one of them again):
-    `q` exits within 2 s with code 0, leaving no child process, no thread of ours, no engine or temp
-    file. (Two DenseNets and a ResNet-50: MNIST would be done before the fourth build started.)"""
+    """`--jobs 4`, four builds in child processes (`a` on four models; one build per engine, so four
+    engines): `q` exits within 2 s with code 0, leaving no child process, no thread of ours, no engine
+    or temp file. (Three DenseNets and a ResNet-50: MNIST would be done before the fourth build started.)"""
     models = tmp_path / "models"
     models.mkdir()
-    for name, source in (("densenet", "densenet"), ("densenet_b", "densenet"), ("resnet50", "resnet50")):
+    for name, source in (("densenet", "densenet"), ("densenet_b", "densenet"), ("densenet_c", "densenet"),
+                         ("resnet50", "resnet50")):
         os.link(sample_dir / f"{source}.onnx", models / f"{name}.onnx")
     app = make(models, jobs=4)
     async with app.run_test(size=SIZE) as pilot:
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")
-        await pilot.press("enter", "a")  # DenseNet, then every model: DenseNet twice
+        await pilot.press("a")  # every model
         await wait_for(pilot, lambda: len(app.views) == 4, 5)
         await wait_for(pilot, lambda: all(v.job.state is not State.QUEUED for v in app.views.values()), 60)
         await pilot.pause(0.5)  # into TensorRT's build
