@@ -64,11 +64,11 @@ import json, sys
 from pathlib import Path
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.cache import EngineCache
-from trt_tui.core.executors import ThreadExecutor
+from trt_tui.core.executors import make_executor
 from trt_tui.core.scheduler import Scheduler
 
 model, output = Path(sys.argv[1]), Path(sys.argv[2])
-scheduler = Scheduler(executor=ThreadExecutor(), cache=EngineCache())
+scheduler = Scheduler(executor=make_executor(sys.argv[3]), cache=EngineCache())
 print("ready", flush=True)
 for line in sys.stdin:
     job = scheduler.submit(BuildSpec(model, output, force=line.strip() == "force"))
@@ -79,8 +79,9 @@ scheduler.shutdown()
 """
 
 
+@pytest.mark.parametrize("executor", ["thread", "process"])
 def test_two_processes_building_two_models_into_one_engine_never_mismatch_engine_and_sidecar(
-        mnist, tmp_path, cli_env) -> None:
+        mnist, tmp_path, cli_env, executor) -> None:
     """Each round both processes force a build of their own model into the same path at once; after
     the round the sidecar names the file's bytes and the model those bytes were built from, and a
     build of the other model is not answered "up to date"."""
@@ -88,7 +89,7 @@ def test_two_processes_building_two_models_into_one_engine_never_mismatch_engine
     model_hash = {ContentHasher().model_hash(m): m for m in models}
     engine = tmp_path / "out" / "shared.engine"
     engine.parent.mkdir()
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, m, engine], stdin=subprocess.PIPE,
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, m, engine, executor], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True, env=cli_env) for m in models]
     built_by: dict[str, Path] = {}  # engine digest -> the model whose build wrote it
     try:
