@@ -479,3 +479,12 @@ def test_history_with_huge_numbers_is_one_line(cli, tmp_path, mnist, args) -> No
     result = cli("history", *args, "--history", history)
     assert result.returncode == EXIT_USAGE, result.stdout + result.stderr
     assert "9" * 24 in one_error(result)
+
+
+def test_an_engine_onto_the_history_is_refused_even_with_force(cli, built) -> None:
+    """`-o HISTORY --force` replaced the build history with an engine."""
+    before = built["history"].read_bytes()
+    result = cli("build", built["model"], "-o", built["history"], "--force", "--history", built["history"])
+    assert result.returncode == EXIT_USAGE, result.stdout + result.stderr
+    assert "build history" in one_error(result)
+    assert built["history"].read_bytes() == before

@@ -21,7 +21,7 @@ from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
 from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
-from .core.output_paths import OutputRefused, check_trace, program_files
+from .core.output_paths import OutputRefused, check_engines, check_trace, program_files
 from .core.printable import escaped
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -452,6 +452,7 @@ def _build_models(args, executor) -> int:
         unreadable = {m: err for m in models if (err := check_model_readable(m))}
         buildable = [m for m in models if m not in unreadable]
         outputs = outputs_for(models, args.output)
+        check_engines(outputs, args.history)
         check_outputs(models, outputs, args.force)
         check_trace(args.trace, models, outputs, args.history, args.force)
         renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)

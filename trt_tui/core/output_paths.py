@@ -1,11 +1,13 @@
-"""Where a trace may be written: the rules every file trt-tui writes follows, checked before any build.
+"""Where a trace (and an engine) may be written: the rules every file trt-tui writes follows, checked
+before any build.
 
 A trace is never one of the run's inputs (a model, the program `trt-tui run` runs, any file its
 command line names), never one of its outputs (an engine, a sidecar), never the build history; it is
 a regular file or a new one (never a device node, a FIFO or a symbolic link, which would be written
 through or taken away from what it stands for); and an existing file is replaced only where trt-tui
-wrote it (the mark at the start of every trace it writes, `TRACE_MARK`) or `--force` says so. Each
-refusal is one line naming the file and what it is.
+wrote it (the mark at the start of every trace it writes, `TRACE_MARK`) or `--force` says so. An
+engine or its sidecar is never the build history either (`check_engines`; the build checks the rest).
+Each refusal is one line naming the file and what it is.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from .build import is_same_file
 from .sidecar import sidecar_path
 
-__all__ = ["OutputRefused", "TRACE_MARK", "check_trace", "program_files", "trace_written_by_us"]
+__all__ = ["OutputRefused", "TRACE_MARK", "check_engines", "check_trace", "program_files", "trace_written_by_us"]
 
 # First in every trace trt-tui writes (`trace.trace_document`), in Chrome's place for a trace's own
 # metadata: a file that starts with these bytes is a trace of ours, found without parsing the rest.
@@ -53,6 +55,27 @@ def program_files(argv: list[str]) -> list[Path]:
     return files
 
 
+def _history_of(option: str | None) -> Path:
+    from .history import default_path
+    from .session import history_path
+
+    return history_path(option) or default_path()
+
+
+def _is_history(path: Path, history: Path) -> bool:
+    return any(is_same_file(path, Path(f"{history}{suffix}")) for suffix in _HISTORY_COMPANIONS)
+
+
+def check_engines(engines: Iterable[Path], history: str | None = None) -> None:
+    """Raise `OutputRefused` where an engine or its sidecar would land on the build history (`--history`,
+    where given, else the one this run uses): `--force` replaces a file trt-tui did not write, never that."""
+    database = _history_of(history)
+    for engine in engines:
+        for output in (engine, sidecar_path(engine)):
+            if _is_history(output, database):
+                raise OutputRefused(f"{output}: is the build history {database}; choose another -o")
+
+
 def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable[Path] = (),
                 history: str | None = None, force: bool = False) -> None:
     """Raise `OutputRefused` where `--trace text` may not be written (see the module's rules), before
@@ -60,10 +83,7 @@ def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable
     `history`: --history, where given (else the history this run would use)."""
     if not text:
         return
-    from .history import default_path
-    from .session import history_path
-
-    history = history_path(history) or default_path()
+    database = _history_of(history)
     path = Path(text)
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_symlink():
@@ -87,9 +107,7 @@ def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable
         for output, what in ((engine, "the engine"), (sidecar_path(engine), "the build record")):
             if is_same_file(path, output):
                 raise OutputRefused(f"--trace {path}: is {what} {output} this run writes; choose another file")
-    if history is not None:
-        for suffix in _HISTORY_COMPANIONS:
-            if is_same_file(path, Path(f"{history}{suffix}")):
-                raise OutputRefused(f"--trace {path}: is the build history {history}; choose another file")
+    if _is_history(path, database):
+        raise OutputRefused(f"--trace {path}: is the build history {database}; choose another file")
     if mode is not None and not force and not trace_written_by_us(path):
         raise OutputRefused(f"--trace {path}: exists and is not a trace trt-tui wrote; use --force to replace it")
