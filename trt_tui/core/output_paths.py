@@ -13,7 +13,6 @@ Each refusal is one line naming the file and what it is.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -47,6 +46,8 @@ def trace_written_by_us(path: Path) -> bool:
 def program_files(argv: list[str]) -> list[Path]:
     """The files a program's command line names: the program (as the shell would find it) and every
     argument that is an existing file (a script, a config, a model)."""
+    import shutil  # here: `trt-tui build` has no other use for it (~4 ms with what it imports)
+
     files = []
     for i, arg in enumerate(argv):
         found = shutil.which(arg) if i == 0 and os.sep not in arg else arg
