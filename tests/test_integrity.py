@@ -1,4 +1,4 @@
-"""What trt-tui writes stays whole and its own: engines, sidecars and traces, under races, full disks,
+"""What trt-tui writes stays whole and its own: engines, sidecars and traces, under races,
 devices and hostile file names. Every case builds real engines, writes real files and runs real
 processes (BENCHMARKS.md, reliability)."""
 
