@@ -142,7 +142,7 @@ async def test_a_late_highlight_of_an_older_row_does_not_take_the_selection_back
     app = make(models, executor="process", jobs=2)
     async with app.run_test(size=SIZE) as pilot:
         app.submit(str(models / "mnist.onnx"))
-        app.submit(str(models / "mnist.onnx"), force=True)
+        app.submit(str(models / "resnet50.onnx"))  # another engine: one build per engine at a time
         await wait_for(pilot, lambda: len(app.views) == 2, 5)
         assert app.selected == 2 and app.builds.cursor_row == 1
         app.builds.post_message(BuildList.Highlighted(app.builds, job=1, row=0))

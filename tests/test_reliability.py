@@ -10,6 +10,7 @@ nothing left behind (no engine or temporary file, no child process, no thread of
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
 import random
@@ -363,11 +364,12 @@ def test_full_disk_fails_with_no_space_left_and_no_temp_file(
     assert sorted(os.listdir(full)) == []
 
 
-def test_disk_full_for_the_cache_sidecar_keeps_the_built_engine(
-    tiny_tmpfs, sample_dir, env, trt_tui_command, engine_checker, tmp_path
+def test_disk_full_for_the_sidecar_fails_the_build_and_installs_no_engine(
+    tiny_tmpfs, sample_dir, env, trt_tui_command, tmp_path
 ) -> None:
-    """The engine fits, the few hundred bytes of its cache sidecar do not: the engine is good, so the
-    build is SUCCEEDED (not "internal error"), and no temporary sidecar is left behind."""
+    """The engine fits, the few hundred bytes of its sidecar do not. An engine without the record that
+    says trt-tui wrote it would make the next build demand --force, so the build failed (one line
+    saying why, exit 1) and nothing is installed: no engine, no sidecar, no temporary."""
     probe = tmp_path / "probe.engine"
     first = run_cli(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", probe)
     assert first.returncode == 0, first.stderr
@@ -378,10 +380,12 @@ def test_disk_full_for_the_cache_sidecar_keeps_the_built_engine(
     result = run_cli(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", engine, "--json")
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     states = [line for line in result.stdout.splitlines() if '"event": "state"' in line]
-    assert result.returncode == 0, "\n".join(states) + result.stderr
-    assert sum(s in line for line in states for s in ('"succeeded"', '"failed"')) == 1, states
-    engine_checker.assert_real_engine(engine)
-    assert leftover_temps(full) == []
+    assert result.returncode == 1, "\n".join(states) + result.stderr
+    assert not any('"succeeded"' in line for line in states), states
+    failed = [json.loads(line) for line in states if '"failed"' in line]
+    assert len(failed) == 1 and "No space left on device" in failed[0]["error"], states
+    assert "build record" in failed[0]["error"]
+    assert sorted(os.listdir(full)) == []
 
 
 @pytest.mark.parametrize("when", [State.PARSING, State.BUILDING])
@@ -538,17 +542,18 @@ def test_stress_random_starts_and_cancels(sample_dir, tmp_path, engine_checker, 
 
 
 async def test_quit_with_four_builds_running_is_fast_and_leaves_nothing(sample_dir, tmp_path, capfd, record_property) -> None:
-    """`--jobs 4`, four builds in child processes (`a` on three models, Enter on one of them again):
-    `q` exits within 2 s with code 0, leaving no child process, no thread of ours, no engine or temp
-    file. (Two DenseNets and a ResNet-50: MNIST would be done before the fourth build started.)"""
+    """`--jobs 4`, four builds in child processes (`a` on four models; one build per engine, so four
+    engines): `q` exits within 2 s with code 0, leaving no child process, no thread of ours, no engine
+    or temp file. (Three DenseNets and a ResNet-50: MNIST would be done before the fourth build started.)"""
     models = tmp_path / "models"
     models.mkdir()
-    for name, source in (("densenet", "densenet"), ("densenet_b", "densenet"), ("resnet50", "resnet50")):
+    for name, source in (("densenet", "densenet"), ("densenet_b", "densenet"), ("densenet_c", "densenet"),
+                         ("resnet50", "resnet50")):
         os.link(sample_dir / f"{source}.onnx", models / f"{name}.onnx")
     app = make(models, jobs=4)
     async with app.run_test(size=SIZE) as pilot:
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")
-        await pilot.press("enter", "a")  # DenseNet, then every model: DenseNet twice
+        await pilot.press("a")  # every model
         await wait_for(pilot, lambda: len(app.views) == 4, 5)
         await wait_for(pilot, lambda: all(v.job.state is not State.QUEUED for v in app.views.values()), 60)
         await pilot.pause(0.5)  # into TensorRT's build

@@ -146,4 +146,5 @@ def test_trace_writer_close_names_the_file_it_cannot_write(tmp_path: Path) -> No
         writer.close()
     ok = TraceWriter(tmp_path / "empty.json")
     ok.close()
-    assert json.loads((tmp_path / "empty.json").read_text()) == {"traceEvents": [], "displayTimeUnit": "ms"}
+    assert json.loads((tmp_path / "empty.json").read_text()) == {"otherData": {"writer": "trt-tui"}, "traceEvents": [],
+                                                                  "displayTimeUnit": "ms"}

@@ -162,8 +162,8 @@ def test_engine_cache_hit_miss_touch_and_force(tmp_path, mnist_bytes):
     model.write_bytes(mnist_bytes)
     scheduler = Scheduler(cache=EngineCache())
     try:
-        def build(force=False):
-            job = scheduler.submit(BuildSpec(model, tmp_path / "c.engine", force=force))
+        def build(force=False, replace=False):
+            job = scheduler.submit(BuildSpec(model, tmp_path / "c.engine", force=force, replace=replace))
             assert scheduler.wait(60)
             return job
 
@@ -185,7 +185,8 @@ def test_engine_cache_hit_miss_touch_and_force(tmp_path, mnist_bytes):
         refused = build()
         assert refused.state is State.FAILED and "not an engine trt-tui wrote" in refused.outcome.error
         assert (tmp_path / "c.engine").read_bytes() == b"tampered", "a file of the user's must not be replaced"
-        assert build(force=True).state is State.SUCCEEDED
+        assert build(force=True).state is State.FAILED, "forcing a rebuild is no leave to replace it"
+        assert build(force=True, replace=True).state is State.SUCCEEDED
     finally:
         scheduler.shutdown()
 

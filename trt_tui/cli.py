@@ -20,6 +20,8 @@ from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
 from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
+from .core.output_paths import OutputRefused, check_engines, check_trace, program_files
+from .core.printable import escaped
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -316,20 +318,6 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
                         spare_memory=args.spare_memory, pump_interval=pump_interval)
 
 
-def check_trace_path(text: str | None) -> None:
-    """--trace is written when the builds end: find out now, not after a long build, that it cannot be."""
-    if not text:
-        return
-    path = Path(text)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UsageError(f"--trace {path}: is a directory")
-    if not parent.is_dir():
-        raise UsageError(f"--trace {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--trace {path}: directory {parent} is not writable")
-
-
 class Stopper:
     """SIGINT, SIGTERM and SIGHUP for the headless commands: the first cancels every build (they end
     CANCELLED, their temporaries removed, their final events delivered); a second exits at once,
@@ -386,7 +374,7 @@ def check_outputs(models: list[Path], outputs: list[Path], force: bool) -> None:
         if clash is not None:
             raise UsageError(f"{output}: the engine of {model} would overwrite the model {clash}; choose another -o")
         try:
-            check_output_replaceable(BuildSpec(model, output, force=force))
+            check_output_replaceable(BuildSpec(model, output, force=force, replace=force))
         except BuildError as exc:
             raise UsageError(str(exc)) from None
 
@@ -462,15 +450,16 @@ def _build_models(args, executor) -> int:
     started = time.monotonic()
     try:
         options = options_from_args(args)
-        check_trace_path(args.trace)
         models = unique_models(args.models)
         unreadable = {m: err for m in models if (err := check_model_readable(m))}
         buildable = [m for m in models if m not in unreadable]
         outputs = outputs_for(models, args.output)
+        check_engines(outputs, args.history)
         check_outputs(models, outputs, args.force)
+        check_trace(args.trace, models, outputs, args.history, args.force)
         renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
         for err in unreadable.values():
-            print(f"trt-tui: {err}", file=sys.stderr)
+            print(f"trt-tui: {escaped(err)}", file=sys.stderr)
         session = session_from_args(args, executor, HEADLESS_PUMP)
     except BaseException:
         if executor is not None:
@@ -489,7 +478,7 @@ def _build_models(args, executor) -> int:
         try:
             for model, output in zip(models, outputs):
                 if model in buildable and stopper.signal is None:
-                    jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force)))
+                    jobs.append(scheduler.submit(BuildSpec(model, output, options, force=args.force, replace=args.force)))
             while not scheduler.wait(timeout=0.2):
                 pass
         finally:
@@ -498,13 +487,13 @@ def _build_models(args, executor) -> int:
     states = [job.state for job in jobs]
     for job in jobs:
         if job.state is State.FAILED and not args.json:
-            print(f"trt-tui: {job.outcome.error}", file=sys.stderr)
+            print(f"trt-tui: {escaped(job.outcome.error)}", file=sys.stderr)
     cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
     if not args.json:
         renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
-              + (f"cancelled {', '.join(cancelled)}" if cancelled else "no build was running"), file=sys.stderr)
+              + (f"cancelled {escaped(', '.join(cancelled))}" if cancelled else "no build was running"), file=sys.stderr)
         return stopper.exit_code
     if State.CANCELLED in states:
         return EXIT_CANCELLED
@@ -539,8 +528,8 @@ def cmd_watch(args) -> int:
     from .headless import make_renderer
 
     options = options_from_args(args)
-    check_trace_path(args.trace)
     models, errors = find_models(args.paths)
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -549,7 +538,8 @@ def cmd_watch(args) -> int:
     session = session_from_args(args, pump_interval=HEADLESS_PUMP)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
-    controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force))
+    controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force,
+                                                                   replace=args.force))
     watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
     active_at_signal: list[str] = []
 
@@ -597,6 +587,7 @@ def cmd_serve(args) -> int:
         raise UsageError(str(exc)) from None
     options = options_from_args(args)
     models, errors = find_models(args.paths)
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     for err in errors:
         print(f"trt-tui: {err}", file=sys.stderr)
     if errors and not models and not any(Path(p).is_dir() for p in args.paths):
@@ -621,6 +612,8 @@ def app_config(args):
         print(f"trt-tui: writing sample models to {directory}")
         write_samples(directory)
         paths = [str(directory)]
+    models = find_models(paths)[0] if args.trace else []
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(
         paths=paths,
         jobs=args.jobs,
@@ -651,6 +644,7 @@ def cmd_run(args) -> int:
     if args.grace <= 0:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
     args.vitals = vitals_from_args(args)
+    check_trace(args.trace, program_files(argv), (), args.history, args.force)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from .app_checks import theme_problem  # the app would open: its theme is checked first
 
@@ -711,7 +705,7 @@ def _history_command(h: argparse.ArgumentParser) -> None:
                    "builds A and B (ids), `history diff MODEL` the model's last two builds")
     h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
     h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
-    h.add_argument("-n", "--limit", type=int_in(1), default=50, help="at most this many (default 50)")
+    h.add_argument("-n", "--limit", type=int_in(1, 2**63 - 1), default=50, help="at most this many (default 50)")
     h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
 
 
@@ -724,6 +718,7 @@ def _run_command(r: argparse.ArgumentParser) -> None:
     r.add_argument("--verbose", action="store_true", help="relay TensorRT's verbose log too")
     r.add_argument("--theme", help="theme name (see themes/)")
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    r.add_argument("--force", action="store_true", help="replace a --trace file trt-tui did not write")
     r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     add_vitals_options(r)
 
@@ -819,8 +814,8 @@ def main(argv: list[str] | None = None) -> int:
         code = handler(args)
         _done_with_everything = handler is cmd_build and args.executor != "ray"
         return code
-    except UsageError as exc:
-        print(f"trt-tui: {exc}", file=sys.stderr)
+    except (UsageError, OutputRefused) as exc:  # one line, whatever the file names in it hold
+        print(f"trt-tui: {escaped(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_CANCELLED

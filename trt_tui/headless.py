@@ -32,6 +32,7 @@ from .core.events import (
 )
 from .core.job import BuildJob
 from .core.phases import Phase, PhaseTree
+from .core.printable import escaped
 from .core.units import human_bytes, human_seconds, plural
 
 
@@ -137,7 +138,7 @@ class PlainRenderer(_Renderer):
                 lines.append(f"[{model}] {event.severity.label}: {event.message}")
             elif type(event) is StateChanged:
                 lines.append(state_line(model, event))
-        self._write(lines)
+        self._write([escaped(line) for line in lines])  # a file name must not forge lines or move the cursor
 
 
 class JsonRenderer(_Renderer):
@@ -192,7 +193,7 @@ class TtyRenderer(_Renderer):
                 above.append(f"[{model}] building (why: {event.reason})")
         now = time.monotonic()
         if above or now - self.last_draw >= self.min_interval:
-            self._redraw(above)
+            self._redraw([escaped(line) for line in above])
 
     def _summary(self, job: BuildJob, tree: PhaseTree, event: StateChanged) -> list[str]:
         lines = [state_line(str(job.spec.model), event)]
@@ -223,7 +224,7 @@ class TtyRenderer(_Renderer):
             # Event times count from the build's start, which is when the job started.
             for depth, phase in tree.active():
                 now_lines.append(self._phase_line(depth, phase, elapsed, width))
-        return [line[: width - 1] for line in now_lines]
+        return [escaped(line)[: width - 1] for line in now_lines]
 
     def _phase_line(self, depth: int, phase: Phase, now: float, width: int) -> str:
         indent = "  " * (depth + 1)

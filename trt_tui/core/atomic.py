@@ -3,7 +3,8 @@
 Every file goes first to a temporary of its own in the target's directory, created with
 `O_CREAT | O_EXCL | O_NOFOLLOW` under an unpredictable name (so a file or a link planted there can
 neither be followed nor make the write fail), written, fsynced, renamed over the target and the
-directory fsynced; on any failure the temporary is removed. Where the platform allows (Linux), the
+directory fsynced; on any failure the temporary is removed. Only a regular file (or nothing) is
+ever replaced: a device node, a FIFO, a socket or a symbolic link at the target fails the write. Where the platform allows (Linux), the
 temporary is created, renamed and removed relative to a descriptor of the directory, so that a
 directory removed or renamed away during the write fails it (ENOENT) and leaves nothing behind, in
 its new place either. A reader therefore sees the old file or
@@ -21,6 +22,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,40 +105,92 @@ def remove_quietly(path: Path, dir_fd: int | None = None) -> None:
         pass
 
 
+NOT_REGULAR = "exists and is not a regular file"
+
+
+def _refuse_special(target: Path, dir_fd: int | None) -> None:
+    """Only a regular file is ever replaced: a rename over a device node, a FIFO, a socket or a
+    symbolic link would take its name away from whatever it stands for (as root, `/dev/null`)."""
+    try:
+        st = os.lstat(target.name, dir_fd=dir_fd) if dir_fd is not None else os.lstat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EEXIST, NOT_REGULAR, str(target))
+
+
+class Staged:
+    """A temporary beside `target`, open in `mode` as `file`, that `commit` renames over the target
+    (only a regular file or none) and `close` removes where it was not committed. For a caller that
+    must put several files in place as one step (an engine and its sidecar, under their lock)."""
+
+    def __init__(self, target: str | os.PathLike, mode: str = "wb", *, file_mode: int = 0o644,
+                 encoding: str | None = None) -> None:
+        self.target = Path(target)
+        self.committed = False
+        self.dir_fd = _open_directory(self.target.parent)
+        try:
+            fd, self.temp = _create_temp(self.target, file_mode, self.dir_fd)
+        except BaseException:
+            if self.dir_fd is not None:
+                os.close(self.dir_fd)
+            raise
+        with _in_flight_lock:
+            _in_flight.add(str(self.temp))
+        self.file = os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None)
+
+    def sync(self) -> None:
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+    def commit(self) -> os.stat_result:
+        """Into place; returns the status of the file written (from its own descriptor, so it is
+        this file's whatever another writer puts at the target's name afterwards)."""
+        self.sync()
+        if self.dir_fd is None:
+            _refuse_special(self.target, None)
+            os.replace(self.temp, self.target)
+        else:
+            _still_there(self.target.parent, self.dir_fd)
+            _refuse_special(self.target, self.dir_fd)
+            os.replace(self.temp.name, self.target.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        self.committed = True
+        written = os.fstat(self.file.fileno())
+        _fsync_directory(self.target.parent, self.dir_fd)
+        return written
+
+    def remove_target(self) -> None:
+        """Take back a committed file (what was to go in place with it could not)."""
+        remove_quietly(self.target, self.dir_fd)
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        if not self.committed:
+            remove_quietly(self.temp, self.dir_fd)
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+        with _in_flight_lock:
+            _in_flight.discard(str(self.temp))
+
+    def __enter__(self) -> Staged:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 @contextlib.contextmanager
 def atomic_file(target: str | os.PathLike, mode: str = "wb", *, file_mode: int = 0o644,
                 encoding: str | None = None) -> Iterator[IO]:
     """`with atomic_file(path, "w") as f: f.write(...)`: the target appears whole when the block ends
     without an exception, and not at all (the old one stays) when it raises."""
-    target = Path(target)
-    dir_fd = _open_directory(target.parent)
-    try:
-        fd, temp = _create_temp(target, file_mode, dir_fd)
-    except BaseException:
-        if dir_fd is not None:
-            os.close(dir_fd)
-        raise
-    with _in_flight_lock:
-        _in_flight.add(str(temp))
-    try:
-        with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        if dir_fd is None:
-            os.replace(temp, target)
-        else:
-            _still_there(target.parent, dir_fd)
-            os.replace(temp.name, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        _fsync_directory(target.parent, dir_fd)
-    except BaseException:
-        remove_quietly(temp, dir_fd)
-        raise
-    finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
-        with _in_flight_lock:
-            _in_flight.discard(str(temp))
+    with Staged(target, mode, file_mode=file_mode, encoding=encoding) as staged:
+        yield staged.file
+        staged.commit()
 
 
 def write_bytes(target: str | os.PathLike, data, *, before_replace=None) -> int:

@@ -6,20 +6,21 @@ parser and config (TensorRT allows one thread per Builder), reports every state 
 writes the engine through `atomic` (a temporary in the target directory, renamed into place only after a
 successful build), so a cancel, a failure or a crash never leaves a half-written engine behind. It
 refuses to write over its own model, and over any file that is not an engine trt-tui wrote (its
-sidecar says which bytes those are) unless the spec says `force`.
+sidecar says which bytes those are) unless the spec says `replace`, nor over anything but a regular file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic, native_log, sidecar
+from . import atomic, engine_file, native_log, sidecar
 from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
 from .modelinfo import ModelInfoError, read_model_info
@@ -28,6 +29,8 @@ from .phases import cancelled_detail
 
 Shape = tuple[int, ...]
 # writer(engine bytes, output, before_replace) -> bytes written; before_replace() raises to abandon the write.
+# Without one the engine is installed with its sidecar (`engine_file`); a writer keeps the bytes for its
+# caller, who installs them.
 Writer = Callable[[object, Path, Callable[[], None]], int]
 
 
@@ -61,7 +64,10 @@ class BuildSpec:
     model: Path  # as the user gave it
     output: Path
     options: BuildOptions = field(default_factory=BuildOptions)
-    force: bool = False  # build even when the engine cache says the engine is current; replace any file
+    force: bool = False  # build even when the engine cache says the engine is current
+    # Replace a regular file at `output` that trt-tui did not write (`--force` on the command line; the
+    # app's `f` only once the user said yes): forcing a rebuild alone is no leave to replace it.
+    replace: bool = False
 
 
 @dataclass
@@ -103,18 +109,29 @@ def is_same_file(a: Path, b: Path) -> bool:
 
 
 def check_output_replaceable(spec: BuildSpec) -> None:
-    """The engine must not land on the model, and must not replace a file trt-tui did not write
-    (a user's engine from another tool, a model, anything) unless `--force` says so."""
+    """The engine must not land on the model, must not replace anything but a regular file (nor its
+    sidecar), and must not replace a file trt-tui did not write (a user's engine from another tool, a
+    model, anything) unless the spec says `replace`."""
     output = spec.output
     if is_same_file(output, spec.model):
         raise BuildError(f"{output}: the engine would overwrite its own model {spec.model}; choose another -o")
     if output.is_symlink():
         raise BuildError(f"{output}: is a symbolic link; trt-tui writes engines only to regular files")
-    if spec.force or not output.exists():
+    for path in (output, sidecar.sidecar_path(output)):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise BuildError(f"{path}: exists and is not a regular file; trt-tui replaces only regular files")
+    if spec.replace or not output.exists():
         return
-    if not output.is_file():
-        raise BuildError(f"{output}: exists and is not a regular file")
-    if not sidecar.written_by_us(output):
+    try:  # under the engine's lock: never between another build's engine and its sidecar
+        with sidecar.locked(output):
+            ours = sidecar.written_by_us(output)
+    except OSError:  # no lock in a directory we cannot write to (the build says so before writing)
+        ours = sidecar.written_by_us(output)
+    if not ours:
         raise BuildError(f"{output}: exists and is not an engine trt-tui wrote; use --force to replace it")
 
 
@@ -205,11 +222,6 @@ class _TimingCache:
             atomic.write_bytes(self.path, cache.serialize())
 
 
-def write_file(data, output: Path, before_replace: Callable[[], None]) -> int:
-    """The default writer: the engine file, through the one atomic writer."""
-    return atomic.write_bytes(output, data, before_replace=before_replace)
-
-
 def run_build(
     job: int,
     spec: BuildSpec,
@@ -232,7 +244,7 @@ def run_build(
 
     outcome: Outcome
     try:
-        outcome = _run(spec, state, change, writer or write_file)
+        outcome = _run(spec, state, change, writer)
     except BuildError as exc:
         outcome = Outcome(State.FAILED, error=str(exc))
     except MemoryError:
@@ -243,7 +255,7 @@ def run_build(
     return outcome
 
 
-def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer) -> Outcome:
+def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer | None) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
     if not model.exists():
@@ -288,7 +300,7 @@ class _CancelledWhileWriting(Exception):
 
 
 def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, change, logger,
-                     writer: Writer, settle_log: Callable[[], None] = lambda: None) -> Outcome:
+                     writer: Writer | None, settle_log: Callable[[], None] = lambda: None) -> Outcome:
     """`settle_log` returns once every line logged so far has reached `state` (its last error)."""
     trt, model, options = backend.trt, spec.model, spec.options
     builder = trt.Builder(logger)
@@ -325,17 +337,16 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
 
     hashing = _Digest(serialized)  # on a thread, while the engine is written: ~60 ms for ResNet-50
     try:
-        size = writer(serialized, spec.output, unless_cancelled)
+        if writer is None:  # the engine and its sidecar (which names these bytes) go into place together
+            size, digest = engine_file.install(serialized, spec.output, hashing.result, unless_cancelled)
+        else:
+            size, digest = writer(serialized, spec.output, unless_cancelled), hashing.result()
     except _CancelledWhileWriting:
         return Outcome(State.CANCELLED, detail="cancelled while writing the engine; nothing was written")
     except OSError as exc:
         raise BuildError(f"{spec.output}: cannot write engine: {exc.strerror or exc}") from None
     finally:
-        digest = hashing.result()
-    try:
-        sidecar.write(spec.output, None, size, digest)  # marks the engine as ours; the cache adds its key
-    except OSError:
-        pass  # the engine is good; a later build will ask for --force to replace it
+        hashing.result()
     return Outcome(State.SUCCEEDED, engine_bytes=size, backend=backend.name, backend_version=backend.version,
                    engine_sha256=digest)
 

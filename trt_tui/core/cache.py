@@ -26,8 +26,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import sidecar
-from .atomic import remove_quietly
+from . import engine_file, sidecar
 from .build import BuildSpec, Outcome
 from .events import State
 from .fingerprint import Fingerprint, certain_reason, fingerprint_of, model_part, read_digests, rebuild_reason
@@ -222,26 +221,18 @@ class EngineCache:
         return self.decide(spec).skip
 
     def record(self, spec: BuildSpec, fingerprint: Fingerprint, outcome: Outcome) -> None:
-        """Write the sidecar atomically after a successful build. Never raises: the engine is in
-        place and good, and the sidecar only spares a later rebuild, so failing to write it (a full
-        disk, a vanished directory) must not turn the build into a failure; the old sidecar goes
-        (it names another engine)."""
-        try:
-            digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
-            sidecar.write(spec.output, fingerprint.key(), outcome.engine_bytes, digest,
-                          model_stamps=fingerprint.stamps, fingerprint=fingerprint.as_dict())
-        except OSError:
-            remove_quietly(sidecar_path(spec.output))
+        """Add the key to the sidecar of the engine a build installed (`engine_file.add_key`: only
+        while the engine at the path is still that build's). Never raises: where it cannot be
+        written (a full disk, a vanished directory), the build's own sidecar stays, naming the
+        engine as ours, and the next check builds it again."""
+        engine_file.add_key(spec.output, outcome.engine_sha256, fingerprint.key(), fingerprint.stamps,
+                            fingerprint=fingerprint.as_dict())
 
     def record_changed(self, spec: BuildSpec, outcome: Outcome) -> None:
         """After a successful build whose model changed while it ran (`Fingerprinting.changed`): the
         engine is ours, of bytes nobody hashed, so it gets no key, and the next check says why it
         builds again. Never raises, as `record`."""
-        try:
-            digest = outcome.engine_sha256 or self.hasher.file_hash(spec.output)
-            sidecar.write(spec.output, None, outcome.engine_bytes, digest, model_changed_while_built=True)
-        except OSError:
-            remove_quietly(sidecar_path(spec.output))
+        engine_file.add_key(spec.output, outcome.engine_sha256, None, model_changed_while_built=True)
 
 
 class Fingerprinting:

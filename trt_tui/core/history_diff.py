@@ -12,6 +12,7 @@ from pathlib import Path
 from .events import State
 from .fingerprint import Fingerprint, diff, format_diff
 from .history import BuildRecord, History
+from .printable import escaped
 from .units import plural
 
 __all__ = ["DiffError", "compare", "format_comparison", "pick"]
@@ -29,7 +30,8 @@ def pick(history: History, targets: list[str]) -> tuple[BuildRecord, BuildRecord
     if len(targets) == 2 and all(t.isdigit() for t in targets):
         found = []
         for text in targets:
-            record = history.get(int(text))
+            # An id past SQLite's integers is no build's (and would overflow the query).
+            record = history.get(int(text)) if int(text) < 2**63 else None
             if record is None:
                 raise DiffError(f"no build with id {text} in {history.path} (see `trt-tui history`)")
             found.append(record)
@@ -62,7 +64,7 @@ def format_comparison(result: dict, top: int = 10, labels: tuple[str, str] | Non
     first, second = labels or (f"#{a['id']}", f"#{b['id']}")
     title = (f"{Path(a['model']).name} {first} ({_when_of(a)}, {a['state']}) → "
              f"{Path(b['model']).name} {second} ({_when_of(b)}, {b['state']})")
-    return format_diff(result, top=top, title=title)
+    return [escaped(line) for line in format_diff(result, top=top, title=title)]  # names from the history
 
 
 def _when_of(data: dict) -> str:

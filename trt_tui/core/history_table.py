@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import PurePath
 
 from .history import BuildRecord
+from .printable import escaped
 from .units import human_bytes, human_seconds
 
 HEADER = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
@@ -48,14 +49,14 @@ def format_history(records: Iterable[BuildRecord], width: int | None = None) -> 
         (
             str(rec.id),
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started)),
-            names[rec.model],
+            escaped(names[rec.model]),
             rec.state,
             human_seconds(rec.duration),
             human_bytes(rec.engine_bytes),
             human_bytes(rec.peak_rss_bytes),
             human_seconds(rec.cpu_seconds) if rec.cpu_seconds is not None else "-",
             f"{rec.backend} {rec.backend_version}".strip() or "-",
-            f"run: {rec.program}" if rec.program else "-",
+            f"run: {escaped(rec.program)}" if rec.program else "-",
         )[:len(header)]
         for rec in records
     ]

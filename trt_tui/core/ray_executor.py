@@ -24,6 +24,7 @@ initialised is used as it is and left running.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import atomic, sidecar
+from . import atomic, engine_file
 from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, check_output_writable, run_build
 from .events import Log, State, StateChanged
@@ -461,15 +462,11 @@ class RayExecutor:
         if not engine:
             return Outcome(State.FAILED, error=f"{spec.model}: the Ray task returned no engine")
         job.sink(StateChanged(job.id, follower.now(), State.WRITING))
-        try:
-            size = atomic.write_bytes(spec.output, engine)
+        try:  # with its sidecar, as a local build installs it; the digest is of the bytes that came back
+            size, digest = engine_file.install(engine, spec.output,
+                                               lambda: outcome.engine_sha256 or hashlib.sha256(engine).hexdigest())
         except OSError as exc:
             return Outcome(State.FAILED, error=f"{spec.output}: cannot write engine: {exc.strerror or exc}")
-        digest = outcome.engine_sha256 or sidecar.file_sha256(spec.output)
-        try:
-            sidecar.write(spec.output, None, size, digest)  # ours, as a local build marks it
-        except OSError:
-            pass
         return replace(outcome, engine_bytes=size, engine_sha256=digest)
 
     def _forward_cancel(self, job: BuildJob, task: _Task, follower: _Follower) -> None:

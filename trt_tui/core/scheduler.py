@@ -10,11 +10,13 @@ coalesce steps meanwhile. Subscribers are called on the pump thread and must han
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 from .build import BuildSpec, Outcome
@@ -26,7 +28,7 @@ from .vitals import dump_stack
 
 Subscriber = Callable[[BuildJob, list[Event]], None]
 
-__all__ = ["BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
+__all__ = ["AlreadyBuilding", "BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
 
 
 class BuildScheduler(Protocol):
@@ -42,6 +44,17 @@ class BuildScheduler(Protocol):
     def active(self) -> list: ...
     def read_stacks(self, job_id: int) -> str | None: ...
     def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
+
+
+class AlreadyBuilding(RuntimeError):
+    """One build per engine at a time: a build of this engine is queued or running (and not being
+    cancelled). The message is one line for the user."""
+
+
+def _engine_of(spec: BuildSpec) -> str | None:
+    """The engine a build writes, as one key for every way of naming it; None where it writes none of
+    ours (a build another program makes, observed by `trt-tui run`)."""
+    return None if spec.output == Path("") else os.path.realpath(spec.output)
 
 
 class Scheduler:
@@ -84,9 +97,16 @@ class Scheduler:
             self._subscribers.append(subscriber)
 
     def submit(self, spec: BuildSpec) -> BuildJob:
+        """Queue a build. Raises `AlreadyBuilding` where another build of the same engine is queued or
+        running: a second would race it to the file, and a check of the engine meanwhile would call
+        the old one up to date. One being cancelled (a watched model changed) is waited for instead."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("scheduler is shut down")
+            earlier = self._building(_engine_of(spec))
+            if earlier is not None and not earlier.token.cancelled:
+                raise AlreadyBuilding(f"{spec.output}: already building (#{earlier.id} {earlier.spec.model.name});"
+                                      " one build per engine at a time")
             job = BuildJob(next(self._ids), spec)
             self.jobs[job.id] = job
             self._undelivered.append(job)
@@ -170,13 +190,25 @@ class Scheduler:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _building(self, engine: str | None, among=None) -> BuildJob | None:
+        """A queued or running build of `engine` (of those `among`, else all); under the lock."""
+        if engine is None:
+            return None
+        candidates = among if among is not None else [*self._queue, *(self.jobs[i] for i in self._running)]
+        return next((job for job in candidates if _engine_of(job.spec) == engine), None)
+
     def _start_ready(self) -> None:
+        waiting = []  # behind a running build of the same engine (one being cancelled)
         while self._queue and len(self._running) < self.max_jobs:
             job = self._queue.popleft()
+            if self._building(_engine_of(job.spec), [self.jobs[i] for i in self._running]) is not None:
+                waiting.append(job)
+                continue
             self._running.add(job.id)
             job.thread = threading.Thread(target=self._run_job, args=(job,), name=f"trt-tui-build-{job.id}", daemon=True)
             job.started = time.monotonic()
             job.thread.start()
+        self._queue.extendleft(reversed(waiting))
 
     def _run_job(self, job: BuildJob) -> None:
         try:

@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from . import atomic
+from . import atomic, filelock
 
 SIDECAR_SUFFIX = ".build.json"
 CHUNK = 1 << 20
@@ -69,18 +69,33 @@ def read(engine: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def write(engine: Path, key: dict | None, engine_bytes: int, engine_sha256: str,
-          model_stamps: list | None = None, **extra) -> None:
-    """`engine` holds `engine_bytes` bytes of SHA-256 `engine_sha256`, written just now: its stamp is
-    recorded with them, where it has that size. `model_stamps`: [[name, stamp], ...] the model's files
-    had when the fingerprint hashed them."""
-    now = stamp_of(engine)
-    stamps = {"engine": list(now) if now is not None and now[0] == engine_bytes else None}
+def document(key: dict | None, engine_bytes: int, engine_sha256: str, engine_stamp: Stamp | None,
+             model_stamps: list | None = None, **extra) -> bytes:
+    """The sidecar's bytes: `engine_stamp` is the stamp of the engine file this build wrote (taken
+    from that file, never from whatever is at the engine's path when the sidecar is written)."""
+    stamps = {"engine": list(engine_stamp) if engine_stamp is not None else None}
     if model_stamps is not None:
         stamps["model"] = model_stamps
-    atomic.write_text(sidecar_path(engine), json.dumps(
-        {"key": key, "engine_bytes": engine_bytes, "engine_sha256": engine_sha256, **extra, "stamps": stamps},
-        indent=1))
+    return json.dumps({"key": key, "engine_bytes": engine_bytes, "engine_sha256": engine_sha256, **extra,
+                       "stamps": stamps}, indent=1).encode()
+
+
+def write(engine: Path, key: dict | None, engine_bytes: int, engine_sha256: str, engine_stamp: Stamp | None,
+          model_stamps: list | None = None, **extra) -> None:
+    """Write the sidecar atomically; the caller holds the engine's lock (`locked`)."""
+    atomic.write_bytes(sidecar_path(engine), document(key, engine_bytes, engine_sha256, engine_stamp,
+                                                      model_stamps, **extra))
+
+
+def lock_path(engine: Path) -> Path:
+    return engine.with_name(f".{engine.name}.trt-tui.lock")
+
+
+def locked(engine: Path):
+    """The engine's lock (`flock` on a hidden file beside it, so other trt-tui processes respect it
+    too, and removed as it is let go): held while an engine and its sidecar go into place, or a
+    sidecar is rewritten."""
+    return filelock.locked(lock_path(engine), remove=True)
 
 
 def restamp(engine: Path, record: dict, engine_stamp: Stamp | None, model_stamps: list | None) -> bool:
@@ -99,9 +114,10 @@ def restamp(engine: Path, record: dict, engine_stamp: Stamp | None, model_stamps
     if stamps == record.get("stamps"):
         return False
     try:
-        if read(engine) != record:
-            return False
-        atomic.write_text(sidecar_path(engine), json.dumps({**record, "stamps": stamps}, indent=1))
+        with locked(engine):
+            if read(engine) != record:
+                return False
+            atomic.write_text(sidecar_path(engine), json.dumps({**record, "stamps": stamps}, indent=1))
     except OSError:
         return False
     return True

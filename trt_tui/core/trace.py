@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .atomic import atomic_file
 from .events import State, StateChanged, Vitals
+from .output_paths import TRACE_MARK
 from .phases import PhaseTree
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ def trace_events(
 
 
 def trace_document(events: list[dict]) -> dict:
-    return {"traceEvents": events, "displayTimeUnit": "ms"}
+    """The mark of a trace trt-tui wrote comes first (`output_paths.TRACE_MARK`): a later run may
+    replace this file, and no other, without --force."""
+    return {"otherData": dict(TRACE_MARK), "traceEvents": events, "displayTimeUnit": "ms"}
 
 
 def write_trace(path: Path, events: list[dict]) -> None:

@@ -9,12 +9,12 @@ change only in message handlers and timers, on the UI thread. `MainScreen` lays 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -43,6 +43,7 @@ from .guard import guarded
 from .help_screen import HelpScreen
 from .log_level import LOG_LEVELS, level_note, options_at
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
+from .replace import force_rebuild, submit_once
 from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
@@ -276,11 +277,11 @@ class TrtTuiApp(App[int]):
         """Called on the scheduler's pump thread: only hand over."""
         self.post_message(BuildEvents(job.id, events))
 
-    def submit(self, model: str, force: bool = False) -> BuildJob | None:
-        if self._quitting:
-            return None
+    def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
         path = Path(model)
-        job = self.scheduler.submit(replace(self._spec_for(path), force=force))
+        spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
+        if self._quitting or (job := submit_once(self, spec)) is None:
+            return None
         self.rebuilder.track(path.resolve(), job)
         self._add_view(job, model)
         self._user_placed = True
@@ -544,13 +545,12 @@ class TrtTuiApp(App[int]):
             self.submit(model)
 
     def action_force_rebuild(self) -> None:
-        """Rebuild even when the engine cache says the engine is current."""
+        """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self.run_ is not None:
-            self.action_rebuild()
-            return
+            return self.action_rebuild()
         model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:
-            self.submit(model, force=True)
+            force_rebuild(self, model)
 
     def action_toggle_watch(self) -> None:
         if self.watcher is not None:
