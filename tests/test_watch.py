@@ -296,3 +296,36 @@ async def test_app_w_key_watches_new_and_changed_models(tmp_path, mnist_bytes, m
         await pilot.press("w")
         assert app.watcher is None
         await pilot.press("q")
+
+
+def test_a_change_whose_engine_another_build_holds_is_refused_and_the_rest_go_on(tmp_path, mnist_bytes):
+    """One build per engine: where the engine of a changed model is being built by a build the
+    controller did not start (the same engine under another name of the model), that change is
+    refused in one line and the other changes of the batch still build (a refusal used to end the
+    whole batch as "change handler failed")."""
+    from trt_tui.core.samples import write_samples
+
+    write_samples(tmp_path, ["densenet"])
+    (tmp_path / "mnist.onnx").write_bytes(mnist_bytes)
+    os.symlink(tmp_path / "densenet.onnx", tmp_path / "alias.onnx")
+    densenet, mnist = tmp_path / "densenet.onnx", tmp_path / "mnist.onnx"
+    engine = tmp_path / "densenet.engine"
+    scheduler = Scheduler(cache=EngineCache())
+    refused: list[tuple] = []
+    controller = RebuildController(scheduler, lambda m: BuildSpec(m, engine if m.name == "alias.onnx" else
+                                                                  m.with_suffix(".engine")),
+                                   on_refused=lambda model, why: refused.append((model, why)))
+    try:
+        held = scheduler.submit(BuildSpec(densenet, engine))  # by hand: the controller does not track it
+        controller.handle([ModelChange("changed", tmp_path / "alias.onnx", 0.0), ModelChange("added", mnist, 0.0)])
+        assert [model for model, _ in refused] == [tmp_path / "alias.onnx"]
+        assert "already building" in refused[0][1] and "\n" not in refused[0][1]
+        built = controller.latest[mnist]
+        deadline = time.monotonic() + 120
+        while not built.final:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert built.state is State.SUCCEEDED
+        scheduler.cancel(held.id)
+    finally:
+        scheduler.shutdown()

@@ -539,7 +539,8 @@ def cmd_watch(args) -> int:
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     controller = RebuildController(scheduler, lambda m: BuildSpec(m, default_output(m), options, force=args.force,
-                                                                   replace=args.force))
+                                                                   replace=args.force),
+                                   on_refused=lambda model, why: watcher.errors.append(f"not rebuilt: {why}"))
     watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
     active_at_signal: list[str] = []
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .modelinfo import ModelInfoError, read_model_info
+from .scheduler import AlreadyBuilding
 
 
 @dataclass(frozen=True)
@@ -177,10 +178,14 @@ class RebuildController:
     a changed model is cancelled (forced) and restarted on the new file, removed models are dropped."""
 
     def __init__(self, scheduler, make_spec: Callable[[Path], object],
-                 on_submit: Callable[[Path, object, ModelChange], None] | None = None) -> None:
+                 on_submit: Callable[[Path, object, ModelChange], None] | None = None,
+                 on_refused: Callable[[Path, str], None] | None = None) -> None:
+        """`on_refused(model, why)`: the scheduler would not take a change's build (its engine is
+        being built by a build this controller did not start); the other changes go on."""
         self.scheduler = scheduler
         self.make_spec = make_spec
         self.on_submit = on_submit
+        self.on_refused = on_refused
         self.latest: dict[Path, object] = {}  # model -> its newest job
         self.lock = threading.Lock()
 
@@ -198,7 +203,12 @@ class RebuildController:
                 if change.kind == "removed":
                     self.latest.pop(change.path, None)
                     continue
-                job = self.scheduler.submit(self.make_spec(change.path))
+                try:
+                    job = self.scheduler.submit(self.make_spec(change.path))
+                except AlreadyBuilding as exc:
+                    if self.on_refused is not None:
+                        self.on_refused(change.path, str(exc))
+                    continue
                 self.latest[change.path] = job
             if self.on_submit is not None:
                 self.on_submit(change.path, job, change)

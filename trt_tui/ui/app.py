@@ -105,7 +105,8 @@ class TrtTuiApp(App[int]):
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
         # What a change on disk means for builds (the same rules as `trt-tui watch`).
-        self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding)
+        self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding,
+                                           lambda model, why: self.notify(f"Not rebuilt: {why}", severity="warning"))
         self.gpu_sampler = gpu_sampler or GpuSampler()
         self.gpu_history = GpuHistory()
         self.host_reader: Callable[[], dict] = host_vitals  # fixed by snapshot tests
