@@ -711,8 +711,7 @@ def cmd_run(args) -> int:
 
 
 def run_headless(argv: list[str], args, note: str | None) -> int:
-    import json
-
+    from .core import protocol
     from .core.inject.observer import ProgramRun
     from .headless import make_renderer
 
@@ -721,7 +720,7 @@ def run_headless(argv: list[str], args, note: str | None) -> int:
 
     def output(stream: str, line: str) -> None:
         if args.json and stream == "stdout":
-            renderer._write([json.dumps({"event": "output", "stream": stream, "line": line})])
+            renderer._write([protocol.encode({"event": "output", "stream": stream, "line": line})])
         elif tty or stream == "stdout":
             renderer.message(line)
         else:
