@@ -1,0 +1,73 @@
+"""The monitor `observe` sets on a config: trt-tui's first, then the one the caller had set.
+
+As in `trt-tui run`, the caller's monitor is kept: it is called on every callback, exactly as often
+as without trt-tui, its `False` still cancels, and an exception it raises reaches TensorRT as it
+would have. trt-tui's part (a `MonitorState`) does constant work and never raises; once the
+observation ends it is detached, and the config's later builds call the caller's monitor alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+from ..core.monitor import MonitorState
+
+_classes: dict[str, type] = {}
+
+
+def chained_monitor(trt: ModuleType, own, on_idle: Callable[[], None]):
+    """An `IProgressMonitor` of `trt` calling its `state` (set later; None: skipped), then `own` (the
+    caller's monitor, or None). `on_idle` is called when the last active phase finishes: the build's
+    top phase is over."""
+    cls = _classes.get(trt.__name__)
+    if cls is None:
+        cls = _classes[trt.__name__] = _make_class(trt)
+    return cls(own, on_idle)
+
+
+def _make_class(trt: ModuleType) -> type:
+    class ChainedMonitor(trt.IProgressMonitor):
+        def __init__(self, own, on_idle: Callable[[], None]) -> None:
+            trt.IProgressMonitor.__init__(self)
+            self.state: MonitorState | None = None
+            self.own = own
+            self.own_cancelled = False  # the caller's monitor said stop (or raised)
+            self.on_idle = on_idle
+
+        def phase_start(self, phase_name, parent_phase, num_steps):
+            state = self.state
+            if state is not None:
+                state.phase_start(phase_name, parent_phase, num_steps)
+            own = self.own
+            if own is not None:
+                own.phase_start(phase_name, parent_phase, num_steps)
+
+        def step_complete(self, phase_name, step):
+            state = self.state
+            go = state.step_complete(phase_name, step) if state is not None else True
+            own = self.own
+            if own is not None:
+                try:
+                    if not own.step_complete(phase_name, step):
+                        self.own_cancelled = True
+                        go = False
+                except BaseException:
+                    self.own_cancelled = True
+                    raise
+            return go
+
+        def phase_finish(self, phase_name):
+            state = self.state
+            if state is not None:
+                state.phase_finish(phase_name)
+                if not state.active:
+                    try:
+                        self.on_idle()
+                    except BaseException:
+                        pass
+            own = self.own
+            if own is not None:
+                own.phase_finish(phase_name)
+
+    return ChainedMonitor
