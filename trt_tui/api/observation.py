@@ -211,7 +211,7 @@ class Observation:
     def _top_phase_over(self) -> None:
         """From the monitor (constant work): a plain call ends with the build's top phase."""
         if not self._entered:
-            threading.Thread(target=self._end, name="trt-tui-api-end", daemon=True).start()
+            threading.Thread(target=self._end, args=(None,), name="trt-tui-api-end", daemon=True).start()
 
     def __enter__(self) -> Observation:
         self._entered = True

@@ -12,7 +12,7 @@ from .units import human_bytes, human_seconds
 def format_history(records: Iterable[BuildRecord]) -> list[str]:
     """A plain table, one line per build after a header: id (for `history diff`), date, model, state,
     duration, engine, peak RSS, CPU time, backend, and, where any build was observed by `trt-tui run`,
-    a source column naming the program ("run: build.py"). No records: no lines (the caller says so in its own words)."""
+    a source column naming the program ("run: build.py", "api: build.py"). No records: no lines (the caller says so in its own words)."""
     records = list(records)
     rows = [
         (
@@ -33,7 +33,7 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
     header = ("ID", "DATE", "MODEL", "STATE", "DURATION", "ENGINE", "PEAK RSS", "CPU", "BACKEND")
     if any(rec.program for rec in records):
         header += ("SOURCE",)
-        rows = [(*row, f"run: {rec.program}" if rec.program else "-") for row, rec in zip(rows, records)]
+        rows = [(*row, source(rec.program)) for row, rec in zip(rows, records)]
     right = {0, 4, 5, 6, 7}  # numbers line up on the right
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
 
@@ -43,3 +43,11 @@ def format_history(records: Iterable[BuildRecord]) -> list[str]:
         return "  ".join(cells).rstrip()
 
     return [line(header), *(line(row) for row in rows)]
+
+
+def source(program: str | None) -> str:
+    """Where a build came from: trt-tui's own ("-"), a program `trt-tui run` observed ("run: NAME"),
+    or a script using the Python API, whose records say so themselves ("api: NAME")."""
+    if not program:
+        return "-"
+    return program if program.startswith("api: ") else f"run: {program}"
