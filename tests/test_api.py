@@ -198,3 +198,16 @@ def test_observe_refuses_what_is_no_builder_config() -> None:
 
     with pytest.raises(TypeError, match="expected a TensorRT IBuilderConfig, not dict"):
         trt_tui.observe({})
+
+
+def test_readme_example_runs(cli_env, sample_dir, tmp_path, engine_checker) -> None:
+    """The example in the README's "Your own scripts and notebooks" runs as written."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Your own scripts and notebooks", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "build.py").write_text(example)
+    done = subprocess.run([sys.executable, "build.py", str(sample_dir / "mnist.onnx"), "m.engine"],
+                          capture_output=True, text=True, env=cli_env, cwd=tmp_path, timeout=TIMEOUT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "succeeded peak RSS " in done.stderr and "s  Building engine\n" in done.stderr, done.stderr
+    engine_checker.assert_real_engine(tmp_path / "m.engine")
