@@ -150,15 +150,18 @@ def test_in_a_terminal_the_bars_are_redrawn_in_place(cli_env, sample_dir, tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", ["with", "plain call"])
 def test_ctrl_c_cancels_the_build_and_interrupts_after_it_returned(cli_env, sample_dir, tmp_path,
-                                                                   leftover_temp_files) -> None:
+                                                                   leftover_temp_files, how) -> None:
     """SIGINT during the build (densenet: long enough to be interrupted) cancels it through
     `step_complete`; the KeyboardInterrupt reaches the script once `build_serialized_network` has
-    returned (None), and no engine is written."""
+    returned (None) and its line is done (at the end of the `with`, or, for a plain call, at the
+    script's next line), and no engine is written."""
     engine = tmp_path / "densenet.engine"
+    plain = ["--plain-call"] if how == "plain call" else []
     proc = subprocess.Popen([sys.executable, str(SCRIPT), str(sample_dir / "densenet.onnx"), str(engine),
-                             "--display", "plain"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=cli_env, cwd=tmp_path)
+                             "--display", "plain", *plain], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=cli_env, cwd=tmp_path)
     lines = []
     try:
         for line in proc.stdout:
@@ -170,7 +173,13 @@ def test_ctrl_c_cancels_the_build_and_interrupts_after_it_returned(cli_env, samp
         proc.kill()
     output = "\n".join(lines)
     assert code == 130, output
-    assert "interrupted: returned=True engine=None" in lines, output
+    interrupted = [line for line in lines if line.startswith("interrupted: ")]
+    assert len(interrupted) == 1, output
+    if how == "with":  # at the end of the block: the build's line was done
+        assert interrupted[0].startswith("interrupted: returned=True engine=None raised at: with "), output
+    else:  # right as the call returned, on its line
+        assert interrupted[0].endswith("raised at: engine, returned = builder.build_serialized_network("
+                                       "network, config), True"), output
     assert any(line.startswith("[mnist] cancelled: cancelled in Building engine") and line.endswith("(Ctrl-C)")
                for line in lines), output
     assert "Traceback" not in output
@@ -211,3 +220,14 @@ def test_readme_example_runs(cli_env, sample_dir, tmp_path, engine_checker) -> N
     assert done.returncode == 0, done.stderr
     assert "succeeded peak RSS " in done.stderr and "s  Building engine\n" in done.stderr, done.stderr
     engine_checker.assert_real_engine(tmp_path / "m.engine")
+
+
+def test_a_build_that_fails_says_why(cli_env, sample_dir, dynamic_model, tmp_path) -> None:
+    """A build TensorRT refuses (a dynamic input without shapes) is `failed` with TensorRT's error line,
+    and the script writes nothing."""
+    done, result = run_script(cli_env, dynamic_model, tmp_path / "d.engine", "--display", "plain", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert result["state"] == "failed" and result["engine"] is None, result
+    assert result["error"].startswith("build failed: ") and "profile" in result["error"], result["error"]
+    assert "[mnist] failed: build failed: " in done.stderr
+    assert not (tmp_path / "d.engine").exists()

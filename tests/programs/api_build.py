@@ -5,10 +5,11 @@ Usage: api_build.py MODEL.onnx ENGINE [--plain-call] [--own-monitor] [--cancel-f
 `trt_tui.observe(config)` (`--no-observe`: without it), writes ENGINE only when a build came back,
 then prints `RESULT` and one line of JSON about the observation (and, with `--own-monitor`, how often
 its own monitor was called). Ctrl-C reaches it as a KeyboardInterrupt: it prints
-`interrupted: returned=True|False engine=None|bytes` and exits 130.
+`interrupted: returned=True|False engine=None|bytes raised at: LINE` and exits 130.
 """
 
 import json
+import linecache
 import sys
 import threading
 
@@ -57,16 +58,19 @@ def main():
     try:
         if "--plain-call" in options:
             observation = trt_tui.observe(config, display=display, name="mnist", history=history)
-            engine = builder.build_serialized_network(network, config)
-            returned = True
+            engine, returned = builder.build_serialized_network(network, config), True
         else:
             with trt_tui.observe(config, display=display, name="mnist", history=history) as observation:
                 if "--cancel-from-thread" in options:
                     threading.Thread(target=observation.cancel).start()
-                engine = builder.build_serialized_network(network, config)
-                returned = True
-    except KeyboardInterrupt:
-        print(f"interrupted: returned={returned} engine={None if engine is None else engine.nbytes}", flush=True)
+                engine, returned = builder.build_serialized_network(network, config), True
+    except KeyboardInterrupt as exc:
+        tb = exc.__traceback__
+        while tb.tb_next is not None and tb.tb_next.tb_frame.f_code is main.__code__:
+            tb = tb.tb_next
+        line = linecache.getline(__file__, tb.tb_lineno).strip()
+        print(f"interrupted: returned={returned} engine={None if engine is None else engine.nbytes}"
+              f" raised at: {line}", flush=True)
         sys.exit(130)
     if "--plain-call" in options:
         observation.close()  # already over (its top phase finished); waits for its record

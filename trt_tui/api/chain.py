@@ -61,13 +61,15 @@ def _make_class(trt: ModuleType) -> type:
             state = self.state
             if state is not None:
                 state.phase_finish(phase_name)
-                if not state.active:
+            own = self.own
+            try:
+                if own is not None:
+                    own.phase_finish(phase_name)
+            finally:
+                if state is not None and not state.active:
                     try:
                         self.on_idle()
                     except BaseException:
                         pass
-            own = self.own
-            if own is not None:
-                own.phase_finish(phase_name)
 
     return ChainedMonitor

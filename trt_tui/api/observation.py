@@ -38,9 +38,8 @@ from ..core.phases import PhaseTree, cancelled_detail
 from .chain import chained_monitor
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
-# Long enough for the main thread to leave the monitor callback that ended a plain call's build.
-INTERRUPT_DELAY = 0.02
-READY_TIMEOUT = 30.0  # seconds the observation waits for its job to start (a fresh thread: at once)
+READY_TIMEOUT = 30.0
+END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered (and recorded)  # seconds the observation waits for its job to start (a fresh thread: at once)
 
 
 @dataclass(frozen=True)
@@ -164,12 +163,14 @@ class Observation:
         self._verbose = verbose
         self._vitals = DEFAULT_VITALS if vitals else None
         self._done = threading.Event()
+        self._ended = threading.Event()
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._entered = False
         self._finished = False
         self._exc: BaseException | None = None
         self._interrupted = False
+        self._interrupt_armed = False  # a plain call's KeyboardInterrupt waits in the caller's frame
         self._previous_sigint = None
         self._bound = None
         self.program = script_name()
@@ -211,7 +212,10 @@ class Observation:
     def _top_phase_over(self) -> None:
         """From the monitor (constant work): a plain call ends with the build's top phase."""
         if not self._entered:
-            threading.Thread(target=self._end, args=(None,), name="trt-tui-api-end", daemon=True).start()
+            if self._interrupted:
+                self._arm_interrupt()
+            # Not a daemon: a script that exits right after its build still gets its record written.
+            threading.Thread(target=self._end, args=(None,), name="trt-tui-api-end", daemon=False).start()
 
     def __enter__(self) -> Observation:
         self._entered = True
@@ -230,21 +234,24 @@ class Observation:
         """Once: the outcome, the last events delivered, the display closed. True when Ctrl-C
         cancelled the build (the caller raises the interrupt)."""
         with self._lock:
-            if self._finished:
-                return False
+            first = not self._finished
             self._finished = True
+        if not first:  # ended elsewhere (a plain call's end, then `close()`): wait until it is over
+            self._ended.wait(END_TIMEOUT)
+            return False
+        try:
+            return self._end_once(exc)
+        finally:
+            self._ended.set()
+
+    def _end_once(self, exc: BaseException | None) -> bool:
         self._exc = exc
         self._monitor.state = None  # from now on the config calls the caller's monitor alone
         self._done.set()
         on_main = threading.current_thread() is threading.main_thread()
-        if self._interrupted and not on_main:
-            # A plain call: the interrupt goes to the main thread now, while TensorRT finishes the
-            # build it cancelled, so it is raised as `build_serialized_network` returns. Not from the
-            # callback itself: raised there, the bindings would print it and drop it. Our handler,
-            # still installed, passes it on (see `_on_sigint`).
-            time.sleep(INTERRUPT_DELAY)
-            _thread.interrupt_main()
-        self._scheduler.wait(timeout=30.0)
+        if self._interrupted and not self._entered and not self._interrupt_armed:
+            _thread.interrupt_main()  # late, wherever the caller is now (see `_arm_interrupt`)
+        self._scheduler.wait(timeout=END_TIMEOUT)
         self._session.close()
         if self._renderer is not None:
             self._renderer.close()
@@ -252,13 +259,46 @@ class Observation:
         if self._entered:
             self._config.progress_monitor = self._own
         if on_main and self._previous_sigint is not None:
-            signal.signal(signal.SIGINT, self._previous_sigint)
+            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
             self._previous_sigint = None
         return self._interrupted
 
+    def _arm_interrupt(self) -> None:
+        """A plain call cancelled by Ctrl-C, in its last callback (on the main thread): the
+        `KeyboardInterrupt` is raised in the caller's frame at the instruction after the call, once
+        `build_serialized_network` has returned (still inside the caller's `try`, if any). Raised in the callback, the bindings would print it
+        and drop it; raised from another thread, it would land wherever the caller is by then. As
+        pdb does: a trace function on the caller's frame only (none for new frames). Under a
+        debugger or a coverage tool (a trace function already set) the interrupt comes late."""
+        try:
+            if sys.gettrace() is not None:
+                return
+            finish = type(self._monitor).phase_finish.__code__
+            frame = sys._getframe()
+            while frame is not None and frame.f_code is not finish:
+                frame = frame.f_back
+            caller = frame.f_back if frame is not None else None
+            if caller is None:
+                return
+            caller.f_trace = self._raise_interrupt
+            caller.f_trace_opcodes = True  # the instruction after the call, not the next line
+            sys.settrace(_untraced)
+            self._interrupt_armed = True
+        except Exception:
+            pass
+
+    def _raise_interrupt(self, frame, event, arg):
+        sys.settrace(None)
+        frame.f_trace = None
+        self._ended.wait(END_TIMEOUT)  # the outcome shown and recorded before the caller handles it
+        if self._previous_sigint is not None:
+            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
+            self._previous_sigint = None
+        raise KeyboardInterrupt
+
     def _on_sigint(self, signum, frame) -> None:
-        if self._finished:  # a plain call's build is over: the handler before ours takes it
-            previous, self._previous_sigint = self._previous_sigint, None
+        if self._finished and not self._entered:  # a plain call's build is over: the handler before ours takes it
+            previous, self._previous_sigint = _restorable(self._previous_sigint), None
             signal.signal(signal.SIGINT, previous)
             if callable(previous):
                 previous(signum, frame)
@@ -328,6 +368,16 @@ class Observation:
         """The build's record in `trt-tui history`, once it is written (None with `history=False`)."""
         recorder = self._session.recorder
         return None if recorder is None else recorder.recorded.get(self.job.id)
+
+
+def _untraced(frame, event, arg) -> None:
+    """The thread's trace function while an interrupt waits in one frame: no other frame is traced."""
+    return None
+
+
+def _restorable(handler):
+    """A handler `signal.signal` accepts back: None (one not set from Python) becomes the default."""
+    return signal.SIG_DFL if handler is None else handler
 
 
 def _make_display(display: Display, out: TextIO | None, verbose: bool):
