@@ -231,3 +231,61 @@ def test_a_build_that_fails_says_why(cli_env, sample_dir, dynamic_model, tmp_pat
     assert result["error"].startswith("build failed: ") and "profile" in result["error"], result["error"]
     assert "[mnist] failed: build failed: " in done.stderr
     assert not (tmp_path / "d.engine").exists()
+
+
+# -- in this process ---------------------------------------------------------------------------------
+
+
+def mnist_config(sample_dir: Path):
+    import tensorrt_rtx as trt
+
+    import trt_tui
+
+    builder = trt.Builder(trt_tui.logger(trt))
+    network = builder.create_network(0)
+    parser = trt.OnnxParser(network, trt_tui.logger(trt))
+    assert parser.parse_from_file(str(sample_dir / "mnist.onnx"))
+    return builder, network, builder.create_builder_config()
+
+
+def test_with_block_leaves_the_config_and_sigint_as_they_were(sample_dir) -> None:
+    import trt_tui
+
+    builder, network, config = mnist_config(sample_dir)
+    handler = signal.getsignal(signal.SIGINT)
+    with trt_tui.observe(config, display="none", history=False) as observation:
+        assert signal.getsignal(signal.SIGINT) != handler  # Ctrl-C cancels the build meanwhile
+        engine = builder.build_serialized_network(network, config)
+    assert engine is not None and observation.state == "succeeded"
+    assert config.progress_monitor is None
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert repr(observation).startswith("<trt_tui observation of ") and repr(observation).endswith(": succeeded>")
+
+
+def test_cancel_from_an_asyncio_task(sample_dir) -> None:
+    """The build runs in a worker thread of an event loop; another task cancels it: no engine, and the
+    observation says cancelled. Observing the same config again ends the earlier observation first."""
+    import asyncio
+
+    import trt_tui
+
+    builder, network, config = mnist_config(sample_dir)
+
+    async def main():
+        observation = await asyncio.to_thread(trt_tui.observe, config, display="none", history=False)
+        async def stop() -> None:
+            observation.cancel()
+
+        await asyncio.create_task(stop())
+        engine = await asyncio.to_thread(builder.build_serialized_network, network, config)
+        return observation, engine
+
+    observation, engine = asyncio.run(main())
+    observation.close()
+    assert engine is None
+    assert observation.state == "cancelled", observation.error
+    again = trt_tui.observe(config, display="none", history=False)  # a notebook cell run twice
+    engine = builder.build_serialized_network(network, config)
+    again.close()
+    assert engine is not None and again.state == "succeeded"
+    assert len(again.phases) > 1

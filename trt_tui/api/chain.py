@@ -26,6 +26,11 @@ def chained_monitor(trt: ModuleType, own, on_idle: Callable[[], None]):
     return cls(own, on_idle)
 
 
+def chained(monitor) -> bool:
+    """Whether `monitor` is one of ours (an observation's, left on its config by a plain call)."""
+    return type(monitor) in _classes.values()
+
+
 def _make_class(trt: ModuleType) -> type:
     class ChainedMonitor(trt.IProgressMonitor):
         def __init__(self, own, on_idle: Callable[[], None]) -> None:
@@ -34,6 +39,7 @@ def _make_class(trt: ModuleType) -> type:
             self.own = own
             self.own_cancelled = False  # the caller's monitor said stop (or raised)
             self.on_idle = on_idle
+            self.observation = None  # the observation it belongs to
 
         def phase_start(self, phase_name, parent_phase, num_steps):
             state = self.state

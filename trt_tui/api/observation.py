@@ -35,7 +35,7 @@ from ..core.build import BuildSpec, Outcome
 from ..core.events import Log, Severity, State, StateChanged
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
-from .chain import chained_monitor
+from .chain import chained, chained_monitor
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
 READY_TIMEOUT = 30.0
@@ -159,7 +159,11 @@ class Observation:
 
         self._trt = trt_module(config)
         self._config = config
-        self._own = config.progress_monitor
+        own = config.progress_monitor
+        if chained(own):  # observed before (a plain call, a cell run again): that observation ends
+            own.observation.close()
+            own = own.own
+        self._own = own
         self._verbose = verbose
         self._vitals = DEFAULT_VITALS if vitals else None
         self._done = threading.Event()
@@ -176,6 +180,7 @@ class Observation:
         self.program = script_name()
         self.name = name or self.program
         self._monitor = chained_monitor(self._trt, self._own, self._top_phase_over)
+        self._monitor.observation = self
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
         self._start(history)
@@ -331,6 +336,10 @@ class Observation:
         return Outcome(State.SUCCEEDED, **common)
 
     # -- what the caller reads ---------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        error = f": {self.error}" if self.error else ""
+        return f"<trt_tui observation of {self.name}: {self.state}{error}>"
 
     @property
     def done(self) -> bool:
