@@ -133,7 +133,9 @@ def test_in_a_terminal_the_bars_are_redrawn_in_place(cli_env, sample_dir, tmp_pa
     """On a terminal the script shows the live block of bars, redrawn over itself, then the summary."""
     main, child = pty.openpty()
     env = {**cli_env, "COLUMNS": "100", "LINES": "30"}
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(sample_dir / "mnist.onnx"), str(tmp_path / "m.engine")],
+    # Its own monitor sleeps 20 ms a step: the build lasts long enough for the bars to be redrawn.
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(sample_dir / "mnist.onnx"), str(tmp_path / "m.engine"),
+                             "--slow-steps", "0.02"],
                             stdin=child, stdout=child, stderr=child, env=env, cwd=tmp_path, close_fds=True)
     os.close(child)
     try:
@@ -144,6 +146,7 @@ def test_in_a_terminal_the_bars_are_redrawn_in_place(cli_env, sample_dir, tmp_pa
         os.close(main)
     assert "\x1b[J" in text and "F\x1b[J" in text, text  # the block went back over itself
     assert "█" in text or "░" in text  # bars
+    assert "mnist · building · " in text and " · working · CPU " in text  # the vitals' verdict
     assert "[mnist] succeeded" in text
     assert '"state": "succeeded"' in text
     engine_checker.assert_real_engine(tmp_path / "m.engine")

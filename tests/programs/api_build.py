@@ -1,10 +1,11 @@
 """A build script using trt-tui's public API, as a user writes one.
 
 Usage: api_build.py MODEL.onnx ENGINE [--plain-call] [--own-monitor] [--cancel-from-thread]
-[--no-history] [--no-observe] [--display MODE]. Builds MODEL with TensorRT-RTX inside
+[--no-history] [--no-observe] [--slow-steps SECONDS] [--display MODE]. Builds MODEL with TensorRT-RTX inside
 `trt_tui.observe(config)` (`--no-observe`: without it), writes ENGINE only when a build came back,
 then prints `RESULT` and one line of JSON about the observation (and, with `--own-monitor`, how often
-its own monitor was called). Ctrl-C reaches it as a KeyboardInterrupt: it prints
+its own monitor was called; `--slow-steps` makes that monitor sleep in each step, so a short build
+lasts long enough to be seen). Ctrl-C reaches it as a KeyboardInterrupt: it prints
 `interrupted: returned=True|False engine=None|bytes raised at: LINE` and exits 130.
 """
 
@@ -12,6 +13,7 @@ import json
 import linecache
 import sys
 import threading
+import time
 
 import tensorrt_rtx as trt
 
@@ -19,15 +21,17 @@ import trt_tui
 
 
 class CountingMonitor(trt.IProgressMonitor):
-    def __init__(self):
+    def __init__(self, step_seconds=0.0):
         trt.IProgressMonitor.__init__(self)
         self.calls = 0
+        self.step_seconds = step_seconds
 
     def phase_start(self, phase_name, parent_phase, num_steps):
         self.calls += 1
 
     def step_complete(self, phase_name, step):
         self.calls += 1
+        time.sleep(self.step_seconds)
         return True
 
     def phase_finish(self, phase_name):
@@ -45,8 +49,9 @@ def main():
         sys.exit(f"{model}: cannot parse")
     config = builder.create_builder_config()
     own = None
-    if "--own-monitor" in options:
-        own = CountingMonitor()
+    slow = float(options[options.index("--slow-steps") + 1]) if "--slow-steps" in options else 0.0
+    if "--own-monitor" in options or slow:
+        own = CountingMonitor(slow)
         config.progress_monitor = own
     engine = None
     returned = False

@@ -232,8 +232,13 @@ class Observation:
             raise KeyboardInterrupt
 
     def close(self) -> None:
-        """End the observation now (a plain call whose build never started, or ended in error)."""
+        """End the observation now (a plain call whose build never started, or ended in error), or
+        wait until its end is over (its record written); gives Ctrl-C back to its handler before."""
         self._end(None)
+        if (threading.current_thread() is threading.main_thread() and self._previous_sigint is not None
+                and signal.getsignal(signal.SIGINT) == self._on_sigint):
+            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
+            self._previous_sigint = None
 
     def _end(self, exc: BaseException | None) -> bool:
         """Once: the outcome, the last events delivered, the display closed. True when Ctrl-C
@@ -271,10 +276,11 @@ class Observation:
     def _arm_interrupt(self) -> None:
         """A plain call cancelled by Ctrl-C, in its last callback (on the main thread): the
         `KeyboardInterrupt` is raised in the caller's frame at the instruction after the call, once
-        `build_serialized_network` has returned (still inside the caller's `try`, if any). Raised in the callback, the bindings would print it
-        and drop it; raised from another thread, it would land wherever the caller is by then. As
-        pdb does: a trace function on the caller's frame only (none for new frames). Under a
-        debugger or a coverage tool (a trace function already set) the interrupt comes late."""
+        `build_serialized_network` has returned (still inside the caller's `try`, if any). Raised in
+        the callback, the bindings would print it and drop it; raised from another thread, it would
+        land wherever the caller is by then. As pdb does: a trace function on the caller's frame only
+        (none for new frames). Under a debugger or a coverage tool (a trace function already set) the
+        interrupt comes late."""
         try:
             if sys.gettrace() is not None:
                 return
@@ -302,7 +308,9 @@ class Observation:
         raise KeyboardInterrupt
 
     def _on_sigint(self, signum, frame) -> None:
-        if self._finished and not self._entered:  # a plain call's build is over: the handler before ours takes it
+        """The first Ctrl-C cancels the build. A second one (the block is stuck outside any build), or
+        one after a plain call's build, goes to the handler that was there before."""
+        if (self._finished and not self._entered) or self._interrupted:
             previous, self._previous_sigint = _restorable(self._previous_sigint), None
             signal.signal(signal.SIGINT, previous)
             if callable(previous):
