@@ -140,3 +140,17 @@ def test_served_client_refuses_a_newer_server_in_one_line(tmp_path) -> None:
     assert str(refused.value) == (f"{path}: events of protocol version 2; this trt-tui reads version 1:"
                                   " upgrade trt-tui to read them")
     listener.close()
+
+
+def test_the_schema_describes_every_event_type_and_field() -> None:
+    """A field added to an event (a dataclass in `core/events.py`) must be added to the schema too."""
+    from dataclasses import fields
+
+    from trt_tui.core.events import EVENT_TYPES
+
+    definitions = protocol.load_schema()["$defs"]
+    for name, cls in EVENT_TYPES.items():
+        assert name in definitions, f"no schema for {name!r} events"
+        described = set(definitions[name]["properties"])
+        missing = {f.name for f in fields(cls)} - described
+        assert not missing, f"{name}: fields {sorted(missing)} not in {protocol.schema_path().name}"
