@@ -60,7 +60,8 @@ def test_piped_script_gets_plain_lines_an_engine_and_a_history_record(
     assert result["peak_rss"] > 50 << 20
     lines = history_lines(cli_env, trt_tui_command, tmp_path / "history.sqlite3")
     assert len(lines) == 2 and lines[0].split()[-1] == "SOURCE", lines
-    assert lines[1].endswith("api: api_build.py") and " succeeded " in lines[1], lines
+    assert lines[1].endswith("  api: api_build.py") and " succeeded " in lines[1], lines
+    assert "run: " not in lines[1]  # a script's own build, not one `trt-tui run` observed
     assert result["history_id"] == int(lines[1].split()[0])
 
 
