@@ -52,7 +52,7 @@ def test_piped_script_gets_plain_lines_an_engine_and_a_history_record(
     assert "\x1b[" not in done.stderr  # no cursor movement into a pipe
     starts = [line for line in done.stderr.splitlines() if "▶ " in line]
     assert any(line.endswith("▶ Building engine (6 steps)") for line in starts), done.stderr
-    assert "[mnist] succeeded" in done.stderr
+    assert "[mnist] succeeded: engine " in done.stderr and "engine -" not in done.stderr  # its size is known
     assert result["phases"]["Building engine"] > 0
     shown = {line.split("▶ ", 1)[1].rsplit(" (", 1)[0] for line in starts}
     assert {path.rsplit("/", 1)[-1] for path in result["phases"]} == shown
@@ -62,6 +62,9 @@ def test_piped_script_gets_plain_lines_an_engine_and_a_history_record(
     assert len(lines) == 2 and lines[0].split()[-1] == "SOURCE", lines
     assert lines[1].endswith("  api: api_build.py") and " succeeded " in lines[1], lines
     assert "run: " not in lines[1]  # a script's own build, not one `trt-tui run` observed
+    from trt_tui.core.units import human_bytes
+
+    assert f"  {human_bytes(result['engine'])}  " in lines[1], lines
     assert result["history_id"] == int(lines[1].split()[0])
 
 

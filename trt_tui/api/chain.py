@@ -8,7 +8,6 @@ observation ends it is detached, and the config's later builds call the caller's
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import ModuleType
 
 from ..core.monitor import MonitorState
@@ -16,14 +15,13 @@ from ..core.monitor import MonitorState
 _classes: dict[str, type] = {}
 
 
-def chained_monitor(trt: ModuleType, own, on_idle: Callable[[], None]):
+def chained_monitor(trt: ModuleType, own):
     """An `IProgressMonitor` of `trt` calling its `state` (set later; None: skipped), then `own` (the
-    caller's monitor, or None). `on_idle` is called when the last active phase finishes: the build's
-    top phase is over."""
+    caller's monitor, or None)."""
     cls = _classes.get(trt.__name__)
     if cls is None:
         cls = _classes[trt.__name__] = _make_class(trt)
-    return cls(own, on_idle)
+    return cls(own)
 
 
 def chained(monitor) -> bool:
@@ -33,12 +31,11 @@ def chained(monitor) -> bool:
 
 def _make_class(trt: ModuleType) -> type:
     class ChainedMonitor(trt.IProgressMonitor):
-        def __init__(self, own, on_idle: Callable[[], None]) -> None:
+        def __init__(self, own) -> None:
             trt.IProgressMonitor.__init__(self)
             self.state: MonitorState | None = None
             self.own = own
             self.own_cancelled = False  # the caller's monitor said stop (or raised)
-            self.on_idle = on_idle
             self.observation = None  # the observation it belongs to
 
         def phase_start(self, phase_name, parent_phase, num_steps):
@@ -68,14 +65,7 @@ def _make_class(trt: ModuleType) -> type:
             if state is not None:
                 state.phase_finish(phase_name)
             own = self.own
-            try:
-                if own is not None:
-                    own.phase_finish(phase_name)
-            finally:
-                if state is not None and not state.active:
-                    try:
-                        self.on_idle()
-                    except BaseException:
-                        pass
+            if own is not None:
+                own.phase_finish(phase_name)
 
     return ChainedMonitor

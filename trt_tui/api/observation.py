@@ -7,10 +7,10 @@ and waits until the caller's build is over. So the headless renderers, the vital
 through TensorRT's silences), the history recorder and the JSON events see it exactly as they see a
 build of trt-tui's own.
 
-It ends at the end of the `with` block, at `close()`, or, used as a plain call, when the build's top
-phase finishes. Its outcome comes from the monitor: cancelled when a cancel took effect (trt-tui's or
-the caller's own monitor), failed on an exception out of the block or an error TensorRT logged
-through `trt_tui.logger()`, else succeeded.
+It ends at the end of the `with` block, at `close()`, or, used as a plain call, when
+`build_serialized_network` returns (`builds` wraps it, to see what came back). Its outcome: succeeded
+when an engine came back (its size recorded); else cancelled when a cancel took effect (trt-tui's or
+the caller's own monitor), else failed, with TensorRT's last error where `trt_tui.logger()` logged it.
 
 Ctrl-C: while an observation is open in the main thread, SIGINT cancels the build through
 `step_complete` (TensorRT itself swallows an interrupt that lands during a build); the
@@ -20,7 +20,6 @@ plain call, as soon as `build_serialized_network` returns.
 
 from __future__ import annotations
 
-import _thread
 import os
 import signal
 import sys
@@ -35,6 +34,7 @@ from ..core.build import BuildSpec, Outcome
 from ..core.events import Log, Severity, State, StateChanged
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
+from .builds import forget, report_to
 from .chain import chained, chained_monitor
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
@@ -117,7 +117,7 @@ class _ObservedExecutor:
                 pass
             outcome = obs._outcome(state, backend, version)
             sink(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                              detail=outcome.detail))
+                              detail=outcome.detail, engine_bytes=outcome.engine_bytes))
             return outcome
         finally:
             if watch is not None:
@@ -174,12 +174,12 @@ class Observation:
         self._finished = False
         self._exc: BaseException | None = None
         self._interrupted = False
-        self._interrupt_armed = False  # a plain call's KeyboardInterrupt waits in the caller's frame
+        self._result: tuple[bool, int | None] | None = None  # (an engine came back, its size)
         self._previous_sigint = None
         self._bound = None
         self.program = script_name()
         self.name = name or self.program
-        self._monitor = chained_monitor(self._trt, self._own, self._top_phase_over)
+        self._monitor = chained_monitor(self._trt, self._own)
         self._monitor.observation = self
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
@@ -205,6 +205,7 @@ class Observation:
         self._bound = router.bind(self._state, Severity.VERBOSE if self._verbose else Severity.INFO)
         self._bound.__enter__()
         self._config.progress_monitor = self._monitor
+        report_to(self._trt, self._config, self)
         if threading.current_thread() is threading.main_thread():
             self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
 
@@ -214,13 +215,15 @@ class Observation:
         self._monitor.state = state
         self._ready.set()
 
-    def _top_phase_over(self) -> None:
-        """From the monitor (constant work): a plain call ends with the build's top phase."""
-        if not self._entered:
-            if self._interrupted:
-                self._arm_interrupt()
-            # Not a daemon: a script that exits right after its build still gets its record written.
-            threading.Thread(target=self._end, args=(None,), name="trt-tui-api-end", daemon=False).start()
+    def _built(self, result, exc: BaseException | None) -> None:
+        """On the caller's thread, as `build_serialized_network` returns (see `builds`): what came
+        back. A plain call ends here, and a Ctrl-C that cancelled it is raised now, the build over."""
+        try:
+            self._result = (bool(result) and exc is None, getattr(result, "nbytes", None))
+        except Exception:
+            self._result = (False, None)
+        if not self._entered and self._end(exc) and exc is None:
+            raise KeyboardInterrupt
 
     def __enter__(self) -> Observation:
         self._entered = True
@@ -257,10 +260,9 @@ class Observation:
     def _end_once(self, exc: BaseException | None) -> bool:
         self._exc = exc
         self._monitor.state = None  # from now on the config calls the caller's monitor alone
+        forget(self._config)
         self._done.set()
         on_main = threading.current_thread() is threading.main_thread()
-        if self._interrupted and not self._entered and not self._interrupt_armed:
-            _thread.interrupt_main()  # late, wherever the caller is now (see `_arm_interrupt`)
         self._scheduler.wait(timeout=END_TIMEOUT)
         self._session.close()
         if self._renderer is not None:
@@ -272,40 +274,6 @@ class Observation:
             signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
             self._previous_sigint = None
         return self._interrupted
-
-    def _arm_interrupt(self) -> None:
-        """A plain call cancelled by Ctrl-C, in its last callback (on the main thread): the
-        `KeyboardInterrupt` is raised in the caller's frame at the instruction after the call, once
-        `build_serialized_network` has returned (still inside the caller's `try`, if any). Raised in
-        the callback, the bindings would print it and drop it; raised from another thread, it would
-        land wherever the caller is by then. As pdb does: a trace function on the caller's frame only
-        (none for new frames). Under a debugger or a coverage tool (a trace function already set) the
-        interrupt comes late."""
-        try:
-            if sys.gettrace() is not None:
-                return
-            finish = type(self._monitor).phase_finish.__code__
-            frame = sys._getframe()
-            while frame is not None and frame.f_code is not finish:
-                frame = frame.f_back
-            caller = frame.f_back if frame is not None else None
-            if caller is None:
-                return
-            caller.f_trace = self._raise_interrupt
-            caller.f_trace_opcodes = True  # the instruction after the call, not the next line
-            sys.settrace(_untraced)
-            self._interrupt_armed = True
-        except Exception:
-            pass
-
-    def _raise_interrupt(self, frame, event, arg):
-        sys.settrace(None)
-        frame.f_trace = None
-        self._ended.wait(END_TIMEOUT)  # the outcome shown and recorded before the caller handles it
-        if self._previous_sigint is not None:
-            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
-            self._previous_sigint = None
-        raise KeyboardInterrupt
 
     def _on_sigint(self, signum, frame) -> None:
         """The first Ctrl-C cancels the build. A second one (the block is stuck outside any build), or
@@ -326,9 +294,12 @@ class Observation:
         self._scheduler.cancel(self.job.id)
 
     def _outcome(self, state: MonitorState, backend: str, version: str | None) -> Outcome:
-        """On the job's thread, once the build is over."""
-        exc = self._exc
+        """On the job's thread, once the build is over. What the build returned decides, where it
+        was seen (`_built`); else the monitor's and the log's account."""
+        exc, result = self._exc, self._result
         common = {"backend": backend, "backend_version": version}
+        if result is not None and result[0]:
+            return Outcome(State.SUCCEEDED, engine_bytes=result[1], **common)
         if state.cancelled_in is not None or (isinstance(exc, KeyboardInterrupt) and self.job.token.cancelled):
             where = state.cancelled_in or []
             how = " (Ctrl-C)" if self._interrupted else ""
@@ -339,6 +310,8 @@ class Observation:
             return Outcome(State.FAILED, error=f"{type(exc).__name__}: {exc}", **common)
         if state.last_error is not None:
             return Outcome(State.FAILED, error=f"build failed: {state.last_error}", **common)
+        if result is not None:
+            return Outcome(State.FAILED, error="build failed: TensorRT returned no engine", **common)
         if state.next_id == 0:
             return Outcome(State.FAILED, error="no build ran while it was observed", **common)
         return Outcome(State.SUCCEEDED, **common)
@@ -387,11 +360,6 @@ class Observation:
         return None if recorder is None else recorder.recorded.get(self.job.id)
 
 
-def _untraced(frame, event, arg) -> None:
-    """The thread's trace function while an interrupt waits in one frame: no other frame is traced."""
-    return None
-
-
 def _restorable(handler):
     """A handler `signal.signal` accepts back: None (one not set from Python) becomes the default."""
     return signal.SIG_DFL if handler is None else handler
@@ -413,7 +381,7 @@ def observe(config, *, display: Display = "auto", out: TextIO | None = None, nam
             history: bool | str | os.PathLike = True, verbose: bool = False, vitals: bool = True) -> Observation:
     """Show, cancel and record the next build made with `config` (a TensorRT or TensorRT-RTX
     `IBuilderConfig`). Use it as a context manager around `build_serialized_network`, or as a plain
-    call before it (it ends when the build's top phase finishes, or at `close()`).
+    call before it (it ends when `build_serialized_network` returns, or at `close()`).
 
     display: "auto" (a widget in Jupyter, bars redrawn in place on a terminal, plain lines otherwise),
         "tty", "plain", "json" (one event per line, protocol version 1), "notebook", or "none".
