@@ -183,6 +183,7 @@ class Observation:
         self._monitor.observation = self
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
+        self._json = display == "json"
         self._start(history)
 
     # -- start and end ---------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class Observation:
         self._scheduler = self._session.scheduler
         self._scheduler.subscribe(self._collector)
         if self._renderer is not None:
-            self._scheduler.subscribe(self._renderer.handle)
+            self._scheduler.subscribe(self._show)
         self.job = self._scheduler.submit(ApiSpec(Path(self.name), Path(""), program=self.program))
         if not self._ready.wait(READY_TIMEOUT):
             self._session.close()
@@ -208,6 +209,12 @@ class Observation:
         report_to(self._trt, self._config, self)
         if threading.current_thread() is threading.main_thread():
             self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _show(self, job, events) -> None:
+        """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
+        if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+            events = events[1:]
+        self._renderer.handle(job, events)
 
     def _attach(self, state: MonitorState) -> None:
         """On the job's thread: the state the monitor feeds, before the caller may build."""
