@@ -1,3 +1,24 @@
-"""trt-tui: observable, cancelable TensorRT engine builds."""
+"""trt-tui: observable, cancelable TensorRT engine builds.
+
+`trt_tui.observe(config)` shows, cancels and records a build made in your own Python (see
+`trt_tui.api`); `trt_tui.logger()` is the `ILogger` that gives it the build's log. Both are imported
+on first use, so `import trt_tui` imports neither TensorRT nor the terminal UI.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+__all__ = ["Observation", "logger", "observe"]
+
+if TYPE_CHECKING:
+    from .api import Observation, logger, observe
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'trt_tui' has no attribute {name!r}")

@@ -10,13 +10,13 @@ Three renderers share one interface, `handle(job, events)`, called on the schedu
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import threading
 import time
 from typing import TextIO
 
+from .core import protocol
 from .core.events import (
     Event,
     Log,
@@ -154,11 +154,11 @@ class JsonRenderer(_Renderer):
                 data["name"] = phase.name
             if type(event) is Step and phase is not None:
                 data["num_steps"] = phase.num_steps
-            lines.append(json.dumps(data))
+            lines.append(protocol.encode(data))
         self._write(lines)
 
     def message(self, text: str) -> None:
-        self._write([json.dumps({"event": "message", "message": text})])
+        self._write([protocol.encode({"event": "message", "message": text})])
 
 
 class TtyRenderer(_Renderer):

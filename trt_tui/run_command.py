@@ -15,13 +15,13 @@ exit code says so (1 where the program's would have been 0) with one line on std
 from __future__ import annotations
 
 import codecs
-import json
 import os
 import signal
 import sys
 import threading
 import time
 
+from .core import protocol
 from .core.events import State
 from .core.inject.observer import ProgramRun
 from .core.inject.relays import ObservedSpec
@@ -121,7 +121,7 @@ def run_headless(argv: list[str], args) -> int:
                           "line": decoder.decode(piece).rstrip("\r\n")}
                 if not piece.endswith(b"\n"):
                     record["partial"] = True  # a piece of a longer line: the next piece goes on with it
-                lines.append(json.dumps(record))
+                lines.append(protocol.encode(record))
             renderer._write(lines)
         elif tty:  # above the live block, which a raw write would break
             for piece in pieces:

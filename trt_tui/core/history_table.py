@@ -38,7 +38,7 @@ def format_history(records: Iterable[BuildRecord], width: int | None = None) -> 
     """A plain table, one line per build after a header, newest id first (builds that run at once end,
     and get their ids, in another order than they started): id (for `history diff`), date, model,
     state, duration, engine, peak RSS, CPU time, backend, and, where any build was observed by
-    `trt-tui run`, a source column naming the program ("run: build.py"). With `width`, the columns
+    `trt-tui run`, a source column naming the program ("run: build.py", "api: build.py"). With `width`, the columns
     least needed are left out until the lines fit. No records: no lines (the caller says so)."""
     records = sorted(records, key=lambda rec: -rec.id)
     if not records:
@@ -56,7 +56,7 @@ def format_history(records: Iterable[BuildRecord], width: int | None = None) -> 
             human_bytes(rec.peak_rss_bytes),
             human_seconds(rec.cpu_seconds) if rec.cpu_seconds is not None else "-",
             f"{rec.backend} {rec.backend_version}".strip() or "-",
-            f"run: {escaped(rec.program)}" if rec.program else "-",
+            escaped(source(rec.program)),
         )[:len(header)]
         for rec in records
     ]
@@ -84,3 +84,11 @@ def _fit(columns: dict[str, list[str]], width: int) -> None:
         columns.pop(name, None)
     room = max(MIN_MODEL, max(map(len, columns["MODEL"])) - (total() - width + 1))
     columns["MODEL"] = [cell if len(cell) <= room else "…" + cell[len(cell) - room + 1:] for cell in columns["MODEL"]]
+
+
+def source(program: str | None) -> str:
+    """Where a build came from: trt-tui's own ("-"), a program `trt-tui run` observed ("run: NAME"),
+    or a script using the Python API, whose records say so themselves ("api: NAME")."""
+    if not program:
+        return "-"
+    return program if program.startswith("api: ") else f"run: {program}"

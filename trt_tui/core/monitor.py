@@ -180,6 +180,8 @@ class LogRouter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_thread: dict[int, tuple[MonitorState, int]] = {}
+        # Where a line goes while no build runs (None: nowhere): a script's own use of the logger.
+        self.unrouted: Callable[[int, str], None] | None = None
 
     @contextlib.contextmanager
     def bind(self, state: MonitorState, min_severity: Severity) -> Iterator[None]:
@@ -205,6 +207,8 @@ class LogRouter:
                 targets = list(self._by_thread.values())
             if len(targets) > 1:
                 msg = f"(from a TensorRT thread shared by {len(targets)} builds) {msg}"
+            elif not targets and self.unrouted is not None:
+                self.unrouted(level, msg)
         for state, min_severity in targets:
             state.log(level, msg, min_severity)
 

@@ -30,10 +30,12 @@ import queue
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import protocol
 from .build import BuildOptions, BuildSpec, default_output
 from .events import State, StateChanged, event_from_dict, event_to_dict
 from .monitor import CancelToken
@@ -45,7 +47,7 @@ SLOW_REQUESTS = frozenset({"stacks"})
 
 
 def _line(message: dict) -> bytes:
-    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    return (protocol.encode(message, compact=True) + "\n").encode()
 
 
 class _Client:
@@ -257,6 +259,7 @@ class RemoteScheduler:
         self._reader: threading.Thread | None = None
         self.connected = threading.Event()  # set once the replay of earlier builds has been delivered
         self.disconnected = threading.Event()
+        self.refused: str | None = None  # why the server's lines were refused (a newer protocol)
 
     def subscribe(self, subscriber) -> None:
         self._subscribers.append(subscriber)
@@ -271,13 +274,17 @@ class RemoteScheduler:
         self._sock = sock
         self._reader = threading.Thread(target=self._read, name="trt-tui-remote-client", daemon=True)
         self._reader.start()
-        if not self.connected.wait(timeout):
-            raise RemoteError(f"{self.path}: the build server did not answer")
+        deadline = time.monotonic() + timeout
+        while not self.connected.wait(0.05):
+            if self.disconnected.is_set() or time.monotonic() > deadline:
+                raise RemoteError(self.refused or f"{self.path}: the build server did not answer")
 
     def _read(self) -> None:
         try:
             for raw in self._sock.makefile("rb"):
-                self._dispatch(json.loads(raw))
+                self._dispatch(protocol.decode(raw, self.path))
+        except protocol.ProtocolError as exc:  # a newer server: its lines may mean what we cannot tell
+            self.refused = str(exc)
         except (OSError, ValueError):
             pass
         self.disconnected.set()

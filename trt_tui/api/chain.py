@@ -1,0 +1,71 @@
+"""The monitor `observe` sets on a config: trt-tui's first, then the one the caller had set.
+
+As in `trt-tui run`, the caller's monitor is kept: it is called on every callback, exactly as often
+as without trt-tui, its `False` still cancels, and an exception it raises reaches TensorRT as it
+would have. trt-tui's part (a `MonitorState`) does constant work and never raises; once the
+observation ends it is detached, and the config's later builds call the caller's monitor alone.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..core.monitor import MonitorState
+
+_classes: dict[str, type] = {}
+
+
+def chained_monitor(trt: ModuleType, own):
+    """An `IProgressMonitor` of `trt` calling its `state` (set later; None: skipped), then `own` (the
+    caller's monitor, or None)."""
+    cls = _classes.get(trt.__name__)
+    if cls is None:
+        cls = _classes[trt.__name__] = _make_class(trt)
+    return cls(own)
+
+
+def chained(monitor) -> bool:
+    """Whether `monitor` is one of ours (an observation's, left on its config by a plain call)."""
+    return type(monitor) in _classes.values()
+
+
+def _make_class(trt: ModuleType) -> type:
+    class ChainedMonitor(trt.IProgressMonitor):
+        def __init__(self, own) -> None:
+            trt.IProgressMonitor.__init__(self)
+            self.state: MonitorState | None = None
+            self.own = own
+            self.own_cancelled = False  # the caller's monitor said stop (or raised)
+            self.observation = None  # the observation it belongs to
+
+        def phase_start(self, phase_name, parent_phase, num_steps):
+            state = self.state
+            if state is not None:
+                state.phase_start(phase_name, parent_phase, num_steps)
+            own = self.own
+            if own is not None:
+                own.phase_start(phase_name, parent_phase, num_steps)
+
+        def step_complete(self, phase_name, step):
+            state = self.state
+            go = state.step_complete(phase_name, step) if state is not None else True
+            own = self.own
+            if own is not None:
+                try:
+                    if not own.step_complete(phase_name, step):
+                        self.own_cancelled = True
+                        go = False
+                except BaseException:
+                    self.own_cancelled = True
+                    raise
+            return go
+
+        def phase_finish(self, phase_name):
+            state = self.state
+            if state is not None:
+                state.phase_finish(phase_name)
+            own = self.own
+            if own is not None:
+                own.phase_finish(phase_name)
+
+    return ChainedMonitor

@@ -1,0 +1,400 @@
+"""`trt_tui.observe(config)`: trt-tui's monitor, display, cancel and history for a build in your own
+Python (a script, a notebook, another tool).
+
+An observation is one job of an ordinary scheduler (a `Session`, as `trt-tui build` and `trt-tui run`
+have), whose executor builds nothing: it attaches a `MonitorState` to the monitor set on the config
+and waits until the caller's build is over. So the headless renderers, the vitals (working or stalled
+through TensorRT's silences), the history recorder and the JSON events see it exactly as they see a
+build of trt-tui's own.
+
+It ends at the end of the `with` block, at `close()`, or, used as a plain call, when
+`build_serialized_network` returns (`builds` wraps it, to see what came back). Its outcome: succeeded
+when an engine came back (its size recorded); else cancelled when a cancel took effect (trt-tui's or
+the caller's own monitor), else failed, with TensorRT's last error where `trt_tui.logger()` logged it.
+
+Ctrl-C: while an observation is open in the main thread, SIGINT cancels the build through
+`step_complete` (TensorRT itself swallows an interrupt that lands during a build); the
+`KeyboardInterrupt` is raised once the build has returned: at the end of the `with` block, or, for a
+plain call, as soon as `build_serialized_network` returns.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Literal, TextIO
+
+from ..core.build import BuildSpec, Outcome
+from ..core.events import Log, Severity, State, StateChanged
+from ..core.monitor import MonitorState, shared_logger
+from ..core.phases import PhaseTree, cancelled_detail
+from .builds import forget, report_to
+from .chain import chained, chained_monitor
+
+Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
+READY_TIMEOUT = 30.0
+END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered (and recorded)  # seconds the observation waits for its job to start (a fresh thread: at once)
+
+
+@dataclass(frozen=True)
+class ApiSpec(BuildSpec):
+    """A build of the caller's: `model` is the name shown, `program` the script or notebook."""
+
+    program: str = ""
+
+    def history_fields(self) -> dict:
+        """The caller chose the options (trt-tui does not know them); the source names the script."""
+        return {"options": {}, "program": f"api: {self.program}"}
+
+
+def trt_module(config) -> ModuleType:
+    """The TensorRT module (`tensorrt` or `tensorrt_rtx`) whose `IBuilderConfig` `config` is."""
+    module = sys.modules.get(type(config).__module__)
+    if module is None or not isinstance(config, getattr(module, "IBuilderConfig", ())):
+        raise TypeError(f"trt_tui.observe: expected a TensorRT IBuilderConfig, not {type(config).__name__}")
+    top = sys.modules.get(module.__name__.split(".")[0].removesuffix("_bindings"))
+    return top if top is not None and getattr(top, "IBuilderConfig", None) is module.IBuilderConfig else module
+
+
+def script_name() -> str:
+    """What the user calls the program observing: the script, or "notebook" in a Jupyter kernel."""
+    from .notebook import in_notebook
+
+    if in_notebook():
+        return "notebook"
+    first = sys.argv[0] if sys.argv and sys.argv[0] else "python"
+    return "python -c" if first == "-c" else Path(first).name
+
+
+def logger(trt: ModuleType | None = None):
+    """trt-tui's `ILogger` for `trt` (default: `tensorrt_rtx` if imported, else `tensorrt`): give it to
+    `trt.Builder(...)` so each observation gets the log of its build. TensorRT keeps the first logger
+    of a process, so it is one shared logger, routing each line to the observation of the thread that
+    builds. Outside any observation, warnings and errors go to stderr, as TensorRT's own logger does."""
+    if trt is None:
+        trt = sys.modules.get("tensorrt_rtx") or sys.modules.get("tensorrt")
+        if trt is None:
+            raise RuntimeError("trt_tui.logger: import tensorrt_rtx or tensorrt first")
+    router, ilogger = shared_logger(trt)
+    router.unrouted = _print_unrouted
+    return ilogger
+
+
+def _print_unrouted(level: int, msg: str) -> None:
+    if level <= Severity.WARNING:
+        print(f"[TensorRT] {Severity(level).label}: {msg}", file=sys.stderr)
+
+
+class _ObservedExecutor:
+    """Runs the observation's job: attaches the monitor's state, waits for the caller's build."""
+
+    name = "api"
+
+    def __init__(self, observation: Observation) -> None:
+        self.observation = observation
+
+    def run(self, job) -> Outcome:
+        from ..core.vitals import watch_build
+
+        obs = self.observation
+        t0 = time.monotonic()
+        watch = watch_build(job.id, os.getpid(), job.sink, obs._vitals, own_process=False, t0=t0)
+        sink = watch.sink if watch is not None else job.sink
+        try:
+            state = MonitorState(job.id, sink, job.token, t0)
+            version = getattr(obs._trt, "__version__", None)
+            backend = "tensorrt-rtx" if obs._trt.__name__.startswith("tensorrt_rtx") else "tensorrt"
+            sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
+                              backend=f"{backend} {version}" if version else backend))
+            obs._attach(state)
+            while not obs._done.wait(0.1):
+                pass
+            outcome = obs._outcome(state, backend, version)
+            sink(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
+                              detail=outcome.detail, engine_bytes=outcome.engine_bytes))
+            return outcome
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def force_cancel(self, job) -> bool:
+        return False  # the build runs in the caller's thread: only its next callback can stop it
+
+    def pid_of(self, job) -> int | None:
+        return None if job.final else os.getpid()
+
+    def close(self) -> None:
+        pass
+
+
+class _Collector:
+    """A subscriber keeping what the caller reads after the build: phases, log, final state."""
+
+    def __init__(self) -> None:
+        self.tree = PhaseTree()
+        self.log: list[str] = []
+        self.final: StateChanged | None = None
+
+    def __call__(self, job, events) -> None:
+        for event in events:
+            self.tree.apply(event)
+            if type(event) is Log:
+                self.log.append(f"{event.severity.label}: {event.message}")
+            elif type(event) is StateChanged and event.state.final:
+                self.final = event
+
+
+class Observation:
+    """One observed build. Read `state`, `error`, `phases`, `log` and `peak_rss` once it is over."""
+
+    def __init__(self, config, *, display: Display = "auto", out: TextIO | None = None, name: str | None = None,
+                 history: bool | str | os.PathLike = True, verbose: bool = False, vitals: bool = True) -> None:
+        from ..core.vitals import DEFAULT_VITALS
+
+        self._trt = trt_module(config)
+        self._config = config
+        own = config.progress_monitor
+        if chained(own):  # observed before (a plain call, a cell run again): that observation ends
+            own.observation.close()
+            own = own.own
+        self._own = own
+        self._verbose = verbose
+        self._vitals = DEFAULT_VITALS if vitals else None
+        self._done = threading.Event()
+        self._ended = threading.Event()
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._entered = False
+        self._finished = False
+        self._exc: BaseException | None = None
+        self._interrupted = False
+        self._result: tuple[bool, int | None] | None = None  # (an engine came back, its size)
+        self._previous_sigint = None
+        self._bound = None
+        self.program = script_name()
+        self.name = name or self.program
+        self._monitor = chained_monitor(self._trt, self._own)
+        self._monitor.observation = self
+        self._collector = _Collector()
+        self._renderer = _make_display(display, out, verbose)
+        self._json = display == "json"
+        self._start(history)
+
+    # -- start and end ---------------------------------------------------------------------------
+
+    def _start(self, history) -> None:
+        from ..core.session import make_session
+
+        self._session = make_session(1, executor_obj=_ObservedExecutor(self), cache=False,
+                                     record_history=history is not False,
+                                     history=None if history is True or history is False else history)
+        self._scheduler = self._session.scheduler
+        self._scheduler.subscribe(self._collector)
+        if self._renderer is not None:
+            self._scheduler.subscribe(self._show)
+        self.job = self._scheduler.submit(ApiSpec(Path(self.name), Path(""), program=self.program))
+        if not self._ready.wait(READY_TIMEOUT):
+            self._session.close()
+            raise RuntimeError("trt_tui.observe: the observation did not start")
+        router = shared_logger(self._trt)[0]
+        self._bound = router.bind(self._state, Severity.VERBOSE if self._verbose else Severity.INFO)
+        self._bound.__enter__()
+        self._config.progress_monitor = self._monitor
+        report_to(self._trt, self._config, self)
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _show(self, job, events) -> None:
+        """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
+        if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+            events = events[1:]
+        self._renderer.handle(job, events)
+
+    def _attach(self, state: MonitorState) -> None:
+        """On the job's thread: the state the monitor feeds, before the caller may build."""
+        self._state = state
+        self._monitor.state = state
+        self._ready.set()
+
+    def _built(self, result, exc: BaseException | None) -> None:
+        """On the caller's thread, as `build_serialized_network` returns (see `builds`): what came
+        back. A plain call ends here, and a Ctrl-C that cancelled it is raised now, the build over."""
+        try:
+            self._result = (bool(result) and exc is None, getattr(result, "nbytes", None))
+        except Exception:
+            self._result = (False, None)
+        if not self._entered and self._end(exc) and exc is None:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> Observation:
+        self._entered = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        interrupted = self._end(exc)
+        if interrupted and exc is None:
+            raise KeyboardInterrupt
+
+    def close(self) -> None:
+        """End the observation now (a plain call whose build never started, or ended in error), or
+        wait until its end is over (its record written); gives Ctrl-C back to its handler before."""
+        self._end(None)
+        if (threading.current_thread() is threading.main_thread() and self._previous_sigint is not None
+                and signal.getsignal(signal.SIGINT) == self._on_sigint):
+            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
+            self._previous_sigint = None
+
+    def _end(self, exc: BaseException | None) -> bool:
+        """Once: the outcome, the last events delivered, the display closed. True when Ctrl-C
+        cancelled the build (the caller raises the interrupt)."""
+        with self._lock:
+            first = not self._finished
+            self._finished = True
+        if not first:  # ended elsewhere (a plain call's end, then `close()`): wait until it is over
+            self._ended.wait(END_TIMEOUT)
+            return False
+        try:
+            return self._end_once(exc)
+        finally:
+            self._ended.set()
+
+    def _end_once(self, exc: BaseException | None) -> bool:
+        self._exc = exc
+        self._monitor.state = None  # from now on the config calls the caller's monitor alone
+        forget(self._config)
+        self._done.set()
+        on_main = threading.current_thread() is threading.main_thread()
+        self._scheduler.wait(timeout=END_TIMEOUT)
+        self._session.close()
+        if self._renderer is not None:
+            self._renderer.close()
+        self._bound.__exit__(None, None, None)
+        if self._entered:
+            self._config.progress_monitor = self._own
+        if on_main and self._previous_sigint is not None:
+            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
+            self._previous_sigint = None
+        return self._interrupted
+
+    def _on_sigint(self, signum, frame) -> None:
+        """The first Ctrl-C cancels the build. A second one (the block is stuck outside any build), or
+        one after a plain call's build, goes to the handler that was there before."""
+        if (self._finished and not self._entered) or self._interrupted:
+            previous, self._previous_sigint = _restorable(self._previous_sigint), None
+            signal.signal(signal.SIGINT, previous)
+            if callable(previous):
+                previous(signum, frame)
+            elif previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
+            return
+        self._interrupted = True
+        self.cancel()
+
+    def cancel(self) -> None:
+        """Cancel the build at its next `step_complete` (thread-safe: from any thread or asyncio task)."""
+        self._scheduler.cancel(self.job.id)
+
+    def _outcome(self, state: MonitorState, backend: str, version: str | None) -> Outcome:
+        """On the job's thread, once the build is over. What the build returned decides, where it
+        was seen (`_built`); else the monitor's and the log's account."""
+        exc, result = self._exc, self._result
+        common = {"backend": backend, "backend_version": version}
+        if result is not None and result[0]:
+            return Outcome(State.SUCCEEDED, engine_bytes=result[1], **common)
+        if state.cancelled_in is not None or (isinstance(exc, KeyboardInterrupt) and self.job.token.cancelled):
+            where = state.cancelled_in or []
+            how = " (Ctrl-C)" if self._interrupted else ""
+            return Outcome(State.CANCELLED, detail=cancelled_detail(where) + how, cancelled_in=where, **common)
+        if self._monitor.own_cancelled:
+            return Outcome(State.CANCELLED, detail="cancelled by the caller's own progress monitor", **common)
+        if exc is not None:
+            return Outcome(State.FAILED, error=f"{type(exc).__name__}: {exc}", **common)
+        if state.last_error is not None:
+            return Outcome(State.FAILED, error=f"build failed: {state.last_error}", **common)
+        if result is not None:
+            return Outcome(State.FAILED, error="build failed: TensorRT returned no engine", **common)
+        if state.next_id == 0:
+            return Outcome(State.FAILED, error="no build ran while it was observed", **common)
+        return Outcome(State.SUCCEEDED, **common)
+
+    # -- what the caller reads ---------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        error = f": {self.error}" if self.error else ""
+        return f"<trt_tui observation of {self.name}: {self.state}{error}>"
+
+    @property
+    def done(self) -> bool:
+        return self._finished
+
+    @property
+    def state(self) -> str:
+        """"building" until it is over, then "succeeded", "failed" or "cancelled"."""
+        final = self._collector.final
+        return final.state.value if final is not None else self.job.state.value
+
+    @property
+    def error(self) -> str | None:
+        final = self._collector.final
+        return None if final is None else final.error
+
+    @property
+    def phases(self) -> dict[str, float]:
+        """Seconds per phase path ("Building engine/Optimizing graph"), reused names summed."""
+        return self._collector.tree.durations()
+
+    @property
+    def log(self) -> list[str]:
+        """TensorRT's log of this build ("severity: message"), when the builder has `trt_tui.logger()`."""
+        return list(self._collector.log)
+
+    @property
+    def peak_rss(self) -> int | None:
+        """Peak resident memory of this process during the build, in bytes (None without vitals)."""
+        final = self._collector.final
+        return None if final is None else final.peak_rss_bytes
+
+    @property
+    def history_id(self) -> int | None:
+        """The build's record in `trt-tui history`, once it is written (None with `history=False`)."""
+        recorder = self._session.recorder
+        return None if recorder is None else recorder.recorded.get(self.job.id)
+
+
+def _restorable(handler):
+    """A handler `signal.signal` accepts back: None (one not set from Python) becomes the default."""
+    return signal.SIG_DFL if handler is None else handler
+
+
+def _make_display(display: Display, out: TextIO | None, verbose: bool):
+    if display == "none":
+        return None
+    from .notebook import NotebookDisplay, in_notebook
+
+    if display == "notebook" or (display == "auto" and out is None and in_notebook()):
+        return NotebookDisplay()
+    from ..headless import make_renderer
+
+    return make_renderer("auto" if display == "auto" else display, out or sys.stderr, verbose)
+
+
+def observe(config, *, display: Display = "auto", out: TextIO | None = None, name: str | None = None,
+            history: bool | str | os.PathLike = True, verbose: bool = False, vitals: bool = True) -> Observation:
+    """Show, cancel and record the next build made with `config` (a TensorRT or TensorRT-RTX
+    `IBuilderConfig`). Use it as a context manager around `build_serialized_network`, or as a plain
+    call before it (it ends when `build_serialized_network` returns, or at `close()`).
+
+    display: "auto" (a widget in Jupyter, bars redrawn in place on a terminal, plain lines otherwise),
+        "tty", "plain", "json" (one event per line, protocol version 1), "notebook", or "none".
+    out: where the lines go (default stderr). name: the build's name (default the script's).
+    history: record it in `trt-tui history` (True), in the history file at this path, or not (False).
+    verbose: TensorRT's verbose log too. vitals: sample this process (working/stalled, peak memory).
+    """
+    return Observation(config, display=display, out=out, name=name, history=history, verbose=verbose,
+                       vitals=vitals)
