@@ -38,9 +38,16 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 @pytest.fixture
 def long_dir(sample_dir, tmp_path) -> Path:
     """Only densenet, hard-linked: its ~15 s build must outlive viewers joining, leaving and starting up
-    (an app process per browser) on a loaded two-core machine; every test cancels it within seconds."""
-    os.link(sample_dir / "densenet.onnx", tmp_path / "densenet.onnx")
-    return tmp_path
+    (an app process per browser) on a loaded two-core machine; every test cancels it within seconds.
+    For the README's picture (TRT_TUI_SCREENSHOTS), a directory named as a user's would be: TensorRT's
+    log shows the model's path."""
+    directory = tmp_path
+    if os.environ.get("TRT_TUI_SCREENSHOTS"):
+        directory = Path(tempfile.mkdtemp(prefix="models-"))
+    os.link(sample_dir / "densenet.onnx", directory / "densenet.onnx")
+    yield directory
+    if directory != tmp_path:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def leftovers(directory: Path) -> list[str]:
