@@ -36,6 +36,7 @@ from ..core.session import make_session
 from ..core.units import human_bytes, human_seconds
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
+from .build_actions import BuildControls
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, COMMANDS, PALETTE, PICKER_ACTIONS
 from .config import AppConfig
@@ -59,7 +60,7 @@ from .widgets.vitals_panel import VitalsPanel
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 
 
-class TrtTuiApp(App[int]):
+class TrtTuiApp(BuildControls, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -292,7 +293,7 @@ class TrtTuiApp(App[int]):
         or where the user has not chosen one yet; else the selection stays on the build studied."""
         if asked or self.follow_newest or self.selected is None or not self._user_placed:
             self.select_build(job)
-            self.builds.move_cursor(row=self.builds.row_count - 1)
+            self.builds.move_to(job)
 
     def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
         model = model or str(job.spec.model)
@@ -447,6 +448,7 @@ class TrtTuiApp(App[int]):
         for message in self._due_machine.values():
             self._show_machine(message)
         self._due_machine.clear()
+        self.show_builds_title()  # "build all"'s progress and ETA
 
     def _handler_failed(self, handler: str, exc: Exception) -> None:
         self.handler_error_count += 1
@@ -509,8 +511,7 @@ class TrtTuiApp(App[int]):
             self.submit(path)
 
     def action_build_all(self) -> None:
-        for path in self.picker.visible_paths():
-            self.submit(path)
+        self.start_batch([self.submit(path) for path in self.picker.visible_paths()])
 
     def action_cancel(self) -> None:
         if self.selected is None:
@@ -662,7 +663,7 @@ class TrtTuiApp(App[int]):
         while the filter prompt takes the keys (they are text there)."""
         if self.run_ is not None and action in PICKER_ACTIONS:
             return False
-        if action == "toggle_watch" and self.config.attach:
+        if action == "toggle_watch" and self.config.attach or self.queue_action_refused(action):
             return False
         if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
             return False

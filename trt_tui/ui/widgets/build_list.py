@@ -5,14 +5,19 @@ again when any one cell changes, and a running build changes its clock every sec
 cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
 own cells changes. The header stays on the first line while the rows scroll under it, and the
 columns that fit the width are shown (`build_columns`): the list never scrolls sideways.
+
+The rows can be sorted by any column (`sort_by`), skipped builds hidden (`hide_skipped`) and finished
+ones cleared (`clear_finished`); the order is kept as builds are added and change state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Size
 from textual.message import Message
@@ -22,6 +27,10 @@ from ...core.events import State
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows
+
+# A column's sort value where the app gives none: the state's place in a build's life, the progress,
+# else the cell's words.
+_STATE_ORDER = {state: i for i, state in enumerate(State)}
 
 
 @dataclass
@@ -51,6 +60,8 @@ class BuildList(CachedRows, can_focus=True):
         @property
         def control(self) -> BuildList:
             return self.build_list
+
+    BINDINGS = [Binding("enter", "app.build_menu", "Actions", show=False)]  # the app's action menu
 
     COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
     DEFAULT_CSS = """
@@ -84,7 +95,13 @@ class BuildList(CachedRows, can_focus=True):
         super().__init__(**kwargs)
         self.palette: Palette = PLAIN
         self._rows: dict[int, _Row] = {}
-        self._order: list[int] = []  # job ids, top to bottom
+        self._all: list[int] = []  # job ids, in the order they were added
+        self._order: list[int] = []  # the job ids shown, top to bottom
+        self.sort_column: str | None = None  # None: the order they were added in
+        self.sort_reverse = False
+        self.hide_skipped = False
+        # The app's sort value of a cell (numbers for times and sizes); None: the widget's own.
+        self.sort_value: Callable[[int, str], object] | None = None
         self._widths: dict[str, int] = {name: max(FIXED.get(name, 0), len(name)) for name in COLUMNS}
         self._shown: tuple[str, ...] = COLUMNS  # the columns that fit, and their widths
         self._fitted: dict[str, int] = dict(self._widths)
@@ -104,21 +121,27 @@ class BuildList(CachedRows, can_focus=True):
 
     def add_build(self, job: int, model: str, backend: str) -> None:
         self._rows[job] = _Row(job)
+        self._all.append(job)
         self._order.append(job)
         cells = {"#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
                  "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
                  "Peak": "-", "Engine": "-"}
         for column in COLUMNS:
             self._store(job, column, cells[column])
+        if self.sort_column is not None:
+            self._reorder()
         self._size_changed(taller=True)
 
     def remove_build(self, job: int) -> None:
         """Its row goes; the cursor stays on the build it was on (the one above, if it was this one)."""
         if job not in self._rows:
             return
+        self._all.remove(job)
+        del self._rows[job]
+        if job not in self._order:
+            return
         index = self._order.index(job)
         self._order.remove(job)
-        del self._rows[job]
         self._strips.pop(job, None)
         if self.cursor_row > index or self.cursor_row >= len(self._order):
             self.cursor_row = max(0, self.cursor_row - 1)
@@ -131,6 +154,8 @@ class BuildList(CachedRows, can_focus=True):
     def set_state(self, job: int, state: State) -> None:
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
+        if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
+            self._reorder()
 
     def set_verdict(self, job: int, verdict: str | None, peak: str) -> None:
         self._rows[job].verdict = verdict
@@ -147,7 +172,7 @@ class BuildList(CachedRows, can_focus=True):
         (the whole list when a column had to grow for it)."""
         if self._store(job, column, value):
             self._size_changed()
-        else:
+        elif job in self._order:
             self._refresh_line(self._order.index(job) + 1)
 
     def recolor(self, palette: Palette) -> None:
@@ -168,6 +193,64 @@ class BuildList(CachedRows, can_focus=True):
         self._scroll_to_cursor()
         self.call_after_refresh(self._scroll_to_cursor)  # a new row: once the list has grown for it
         self.post_message(self.Highlighted(self, self._order[row], row, by_user))
+
+    def move_to(self, job: int) -> None:
+        """The cursor on build `job`'s row, where it is shown."""
+        if job in self._order:
+            self.move_cursor(row=self._order.index(job))
+
+    # -- order, hiding, clearing -----------------------------------------------------------------------
+
+    def sort_by(self, column: str | None, reverse: bool = False) -> None:
+        """Rows by `column`'s values (None: as they were added), highest first with `reverse`."""
+        self.sort_column, self.sort_reverse = column, reverse
+        self._reorder()
+
+    def set_hide_skipped(self, hide: bool) -> None:
+        self.hide_skipped = hide
+        self._reorder()
+
+    def clear_finished(self) -> list[int]:
+        """Every finished build's row goes; returns their jobs."""
+        gone = [job for job in self._all if self._rows[job].state.final]
+        for job in gone:
+            self._all.remove(job)
+            del self._rows[job]
+            self._strips.pop(job, None)
+        self._reorder()
+        return gone
+
+    def _sort_key(self, job: int) -> tuple:
+        column, row = self.sort_column, self._rows[job]
+        value = self.sort_value(job, column) if self.sort_value is not None else None
+        if value is None:
+            if column == "#":
+                value = job
+            elif column == "State":
+                value = _STATE_ORDER[row.state]
+            elif column == "Progress":
+                value = row.fraction
+            else:
+                value = row.cells[column].plain.lower()
+        return (value, job)
+
+    def _reorder(self) -> None:
+        """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
+        where it was), and the app hears of a cursor that lands on another build."""
+        before = self.cursor_job
+        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].state is State.SKIPPED)]
+        if self.sort_column is not None:
+            shown.sort(key=self._sort_key, reverse=self.sort_reverse)
+        self._order = shown
+        if before in shown:
+            self.cursor_row = shown.index(before)
+        else:
+            self.cursor_row = max(0, min(self.cursor_row, len(shown) - 1))
+            if shown:
+                self._highlighted = False
+                self.move_cursor(row=self.cursor_row)
+        self._size_changed(taller=True)
+        self._scroll_to_cursor()
 
     def _scroll_to_cursor(self) -> None:
         """The cursor's row in view, below the header (which does not scroll)."""
