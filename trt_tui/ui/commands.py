@@ -52,7 +52,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("y", "copy_engine_path", "Copy engine path", "copy the selected build's engine path to the clipboard",
             show=False),
     Command("h", "history", "History", "the highlighted model's past builds and their duration trend; space marks "
-            "two, d compares them"),
+            "two, d compares them", show=False),
     Command("o", "sort", "Sort builds", "sort the builds list by the next column (then back to the order added)",
             show=False),
     Command("O", "reverse_sort", "Reverse sort", "reverse the builds list's order", show=False, key_display="O"),
