@@ -510,9 +510,6 @@ class TrtTuiApp(BuildControls, App[int]):
         if path is not None:
             self.submit(path)
 
-    def action_build_all(self) -> None:
-        self.start_batch([self.submit(path) for path in self.picker.visible_paths()])
-
     def action_cancel(self) -> None:
         if self.selected is None:
             self.notify("No build selected", severity="warning")
@@ -659,8 +656,8 @@ class TrtTuiApp(BuildControls, App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Commands that pick models are not offered where there is no picker (a run's app); a served
-        tab offers no watch (one watcher per tab would start each rebuild once per tab); none is
-        while the filter prompt takes the keys (they are text there)."""
+        tab offers no watch (one watcher per tab would start each rebuild once per tab) and no queue
+        control (`queue_action_refused`); none is while the filter prompt takes the keys (text there)."""
         if self.run_ is not None and action in PICKER_ACTIONS:
             return False
         if action == "toggle_watch" and self.config.attach or self.queue_action_refused(action):

@@ -57,8 +57,9 @@ class QueueActions:
     _first_limit: int | None = None  # the limit before the user changed it
     _builds_title = "Builds"
 
-    def start_batch(self, jobs: list) -> None:
-        self.batch = [job.id for job in jobs if job is not None]
+    def action_build_all(self) -> None:
+        """Every model the filter shows, as one batch whose progress the builds list's title shows."""
+        self.batch = [job.id for job in map(self.submit, self.picker.visible_paths()) if job is not None]
         self.show_builds_title()
 
     def action_pause_queue(self) -> None:
