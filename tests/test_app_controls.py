@@ -186,3 +186,22 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await wait_until(pilot, all_final(app, 3))
         await wait_until(pilot, lambda: "build all: 3/3 done · 100%" in title(app), 5)
         await pilot.press("q")
+
+
+def test_why_built_tells_what_changed_from_the_build_before(tmp_path, capsys) -> None:
+    """The history view's reason for builds the app did not see: from the two builds' fingerprints."""
+    from trt_tui.core.history import History
+    from trt_tui.core.history_diff import why_built
+
+    models = mnist_in(tmp_path / "m")
+    history = tmp_path / "history.sqlite3"
+    model = str(models / "mnist.onnx")
+    for extra in (["--opt-level", "3"], ["--opt-level", "4"], ["--opt-level", "4", "--force"], ["--opt-level", "4"]):
+        assert main(["build", model, "--history", str(history), *extra]) == 0
+    capsys.readouterr()
+    with History(history) as h:
+        skipped, same, changed, first = h.builds(model)
+    assert skipped.state == "skipped" and why_built(skipped, same)
+    assert why_built(same, changed) == "same model, options and backend"
+    assert "3" in why_built(changed, first) and "4" in why_built(changed, first), why_built(changed, first)
+    assert why_built(first, None) == "first build in the history"
