@@ -165,7 +165,7 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await wait_until(pilot, lambda: len(app.views) == 3)
         await pilot.pause(0.3)
         assert all(v.state is State.QUEUED for v in app.views.values())
-        assert "build all: 0/3 done" in title(app)
+        assert "build all: 0/3 done" in title(app) and "ETA" not in title(app), "paused: no ETA"
         app.builds.focus()
         app.builds.move_to(3)
         await wait_until(pilot, lambda: app.selected == 3)

@@ -26,16 +26,17 @@ def expected_seconds(view: BuildView) -> float | None:
     return sum(seconds for path, seconds in view.expected.items() if "/" not in path)
 
 
-def batch_progress(views: Iterable[BuildView], max_jobs: int) -> str:
+def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = False) -> str:
     """"build all: 3/5 done · 64% · ETA 1m20s". The ETA is what the unfinished builds are expected
     to take still, from the history or (lacking it) from the builds of this batch that succeeded,
-    shared among the slots that build at once; without any estimate there is no ETA, not a guess."""
+    shared among the slots that build at once; without any estimate there is no ETA, not a guess,
+    and none while the queue is paused (the queued builds wait for the user, not for a slot)."""
     views = list(views)
     done = [v for v in views if v.state.final]
     left = [v for v in views if not v.state.final]
     fraction = sum(1.0 if v.state.final else v.fraction() for v in views) / max(1, len(views))
     text = f"build all: {len(done)}/{len(views)} done · {fraction:.0%}"
-    if not left:
+    if not left or paused and any(v.job.started is None for v in left):
         return text
     took = [v.elapsed() for v in done if v.state is State.SUCCEEDED]
     fallback = sum(took) / len(took) if took else None
@@ -118,7 +119,7 @@ class QueueActions:
             parts.append("skipped hidden")
         batch = [self.views[job] for job in self.batch if job in self.views]
         if batch:
-            parts.append(batch_progress(batch, self.scheduler.max_jobs))
+            parts.append(batch_progress(batch, self.scheduler.max_jobs, self.scheduler.paused))
         text = " · ".join(parts)
         if text != self._builds_title:  # the slow tick asks each second: repaint only a change
             self._builds_title = text
