@@ -232,7 +232,7 @@ class BuildList(CachedRows, can_focus=True):
                 value = row.fraction
             else:
                 value = row.cells[column].plain.lower()
-        return (value, job)
+        return (isinstance(value, str), value, job)  # numbers and words never compared with each other
 
     def _reorder(self) -> None:
         """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
