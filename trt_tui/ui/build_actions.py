@@ -98,7 +98,7 @@ class BuildListActions:
         if view is None or column not in ("Elapsed", "Peak", "Engine"):
             return None
         if column == "Elapsed":
-            return view.elapsed() if view.job.started is not None else 0.0
+            return view.elapsed()
         if column == "Peak":
             return max((v.peak_rss_bytes for v in view.vitals), default=0)
         outcome = view.job.outcome

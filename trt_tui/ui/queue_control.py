@@ -36,7 +36,7 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     left = [v for v in views if not v.state.final]
     fraction = sum(1.0 if v.state.final else v.fraction() for v in views) / max(1, len(views))
     text = f"build all: {len(done)}/{len(views)} done · {fraction:.0%}"
-    if not left or paused and any(v.job.started is None for v in left):
+    if not left or paused and any(v.state is State.QUEUED for v in left):
         return text
     took = [v.elapsed() for v in done if v.state is State.SUCCEEDED]
     fallback = sum(took) / len(took) if took else None
@@ -46,8 +46,7 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
         expected = expected if expected is not None else fallback
         if expected is None:
             return text
-        running = view.job.started is not None
-        remaining += max(0.0, expected - (view.elapsed() if running else 0.0))
+        remaining += max(0.0, expected - view.elapsed())  # a queued build's clock is at 0
     return f"{text} · ETA {human_seconds(remaining / max(1, min(max_jobs, len(left))))}"
 
 
