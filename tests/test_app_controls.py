@@ -112,6 +112,10 @@ async def test_builds_list_sorts_hides_skipped_and_clears_finished(tmp_path) -> 
         assert builds._order == [1, 3, 2] and "by State ↑" in title(app)
         await pilot.press("O")
         assert builds._order == [2, 3, 1] and "by State ↓" in title(app)
+        await pilot.press("o", "o")  # by Progress, then by Elapsed: the seconds, not their words, still reversed
+        assert builds.sort_column == "Elapsed" and "by Elapsed ↓" in title(app)
+        elapsed = [builds._rows[job].numbers.get("Elapsed", 0.0) for job in builds._order]
+        assert elapsed == sorted(elapsed, reverse=True) and len(set(elapsed)) > 1, elapsed
         builds.focus()
         await pilot.press("x")
         await wait_until(pilot, lambda: builds.row_count == 0)

@@ -33,7 +33,7 @@ from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session
-from ..core.units import human_bytes, human_seconds
+from ..core.units import human_bytes
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_actions import BuildControls
@@ -393,7 +393,7 @@ class TrtTuiApp(BuildControls, App[int]):
         latest = view.vitals[-1]
         # A finished build is neither working nor stalled: its row keeps only the peak.
         verdict = None if view.state.final else latest.verdict
-        self.builds.set_verdict(view.job.id, verdict, human_bytes(latest.peak_rss_bytes))
+        self.builds.set_verdict(view.job.id, verdict, latest.peak_rss_bytes)
         if self.selected == view.job.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
@@ -413,9 +413,9 @@ class TrtTuiApp(BuildControls, App[int]):
                 self._show_vitals(view)
                 self._due_vitals.discard(view.job.id)
             if event.engine_bytes is not None:
-                self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
+                self.builds.set_size(view.job.id, "Engine", event.engine_bytes)
             if event.peak_rss_bytes is not None:
-                self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
+                self.builds.set_size(view.job.id, "Peak", event.peak_rss_bytes)
             if event.state is State.FAILED:
                 self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
                             markup=False)
@@ -426,7 +426,7 @@ class TrtTuiApp(BuildControls, App[int]):
             self.phase_view.set_title(build_title(view, self.palette))
 
     def _update_row(self, view: BuildView) -> None:
-        self.builds.set_progress(view.job.id, view.fraction(), human_seconds(view.elapsed()))
+        self.builds.set_progress(view.job.id, view.fraction(), view.elapsed())
 
     @guarded
     def _tick(self) -> None:

@@ -81,28 +81,14 @@ class BuildListActions:
             self.call_later(self.run_action, action)
 
     def action_sort(self) -> None:
-        self.builds.sort_value = self.sort_value
         column = SORTS[(SORTS.index(self.builds.sort_column) + 1) % len(SORTS)]
         self.builds.sort_by(column, self.builds.sort_reverse)
         self.notify(f"Builds by {column}" if column else "Builds in the order they were added")
         self.show_builds_title()
 
     def action_reverse_sort(self) -> None:
-        self.builds.sort_value = self.sort_value
         self.builds.sort_by(self.builds.sort_column or "#", not self.builds.sort_reverse)
         self.show_builds_title()
-
-    def sort_value(self, job: int, column: str) -> float | None:
-        """The numbers behind the builds list's time and size cells (0 for none yet)."""
-        view = self.views.get(job)
-        if view is None or column not in ("Elapsed", "Peak", "Engine"):
-            return None
-        if column == "Elapsed":
-            return view.elapsed()
-        if column == "Peak":
-            return max((v.peak_rss_bytes for v in view.vitals), default=0)
-        outcome = view.job.outcome
-        return (outcome.engine_bytes or 0) if outcome is not None else 0
 
     def action_hide_skipped(self) -> None:
         self.builds.set_hide_skipped(not self.builds.hide_skipped)

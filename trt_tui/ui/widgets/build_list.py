@@ -12,7 +12,6 @@ ones cleared (`clear_finished`); the order is kept as builds are added and chang
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.style import Style
@@ -24,12 +23,12 @@ from textual.message import Message
 from textual.strip import Strip
 
 from ...core.events import State
+from ...core.units import human_bytes, human_seconds
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows
 
-# A column's sort value where the app gives none: the state's place in a build's life, the progress,
-# else the cell's words.
+# Sorted by State, builds go in the order of a build's life.
 _STATE_ORDER = {state: i for i, state in enumerate(State)}
 
 
@@ -42,6 +41,7 @@ class _Row:
     state: State = State.QUEUED
     verdict: str | None = None
     fraction: float = 0.0
+    numbers: dict[str, float] = field(default_factory=dict)  # the times' and sizes' values, to sort by
 
 
 class BuildList(CachedRows, can_focus=True):
@@ -100,8 +100,6 @@ class BuildList(CachedRows, can_focus=True):
         self.sort_column: str | None = None  # None: the order they were added in
         self.sort_reverse = False
         self.hide_skipped = False
-        # The app's sort value of a cell (numbers for times and sizes); None: the widget's own.
-        self.sort_value: Callable[[int, str], object] | None = None
         self._widths: dict[str, int] = {name: max(FIXED.get(name, 0), len(name)) for name in COLUMNS}
         self._shown: tuple[str, ...] = COLUMNS  # the columns that fit, and their widths
         self._fitted: dict[str, int] = dict(self._widths)
@@ -157,15 +155,21 @@ class BuildList(CachedRows, can_focus=True):
         if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
             self._reorder()
 
-    def set_verdict(self, job: int, verdict: str | None, peak: str) -> None:
+    def set_verdict(self, job: int, verdict: str | None, peak_bytes: int | None) -> None:
         self._rows[job].verdict = verdict
         self.set_cell(job, "Vitals", verdict_text(verdict, self.palette))
-        self.set_cell(job, "Peak", peak)
+        self.set_size(job, "Peak", peak_bytes)
 
-    def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
+    def set_progress(self, job: int, fraction: float, elapsed: float) -> None:
         self._rows[job].fraction = fraction
+        self._rows[job].numbers["Elapsed"] = elapsed
         self.set_cell(job, "Progress", progress_text(fraction, self.palette, PROGRESS_BAR))
-        self.set_cell(job, "Elapsed", elapsed)
+        self.set_cell(job, "Elapsed", human_seconds(elapsed))
+
+    def set_size(self, job: int, column: str, size: int | None) -> None:
+        """A size in bytes ("Peak", "Engine"), shown as people read it and sorted as a number."""
+        self._rows[job].numbers[column] = size or 0
+        self.set_cell(job, column, human_bytes(size))
 
     def set_cell(self, job: int, column: str, value: str | Text) -> None:
         """A cell that shows what it showed is left alone, and a changed one repaints its row only
@@ -222,17 +226,17 @@ class BuildList(CachedRows, can_focus=True):
 
     def _sort_key(self, job: int) -> tuple:
         column, row = self.sort_column, self._rows[job]
-        value = self.sort_value(job, column) if self.sort_value is not None else None
-        if value is None:
-            if column == "#":
-                value = job
-            elif column == "State":
-                value = _STATE_ORDER[row.state]
-            elif column == "Progress":
-                value = row.fraction
-            else:
-                value = row.cells[column].plain.lower()
-        return (isinstance(value, str), value, job)  # numbers and words never compared with each other
+        if column == "#":
+            value: object = job
+        elif column == "State":
+            value = _STATE_ORDER[row.state]
+        elif column == "Progress":
+            value = row.fraction
+        elif column in ("Elapsed", "Peak", "Engine"):
+            value = row.numbers.get(column, 0.0)
+        else:
+            value = row.cells[column].plain.lower()
+        return (value, job)
 
     def _reorder(self) -> None:
         """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
