@@ -63,11 +63,13 @@ async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
 
 async def shoot_history(models: Path, out: Path) -> None:
     """MNIST built with two optimization levels and forced once before the app, then once in it."""
-    history = models / "history.sqlite3"
-    mnist = str(models / "mnist.onnx")
+    directory = models / "history-shot"  # MNIST alone, so the picker highlights it and names it briefly
+    directory.mkdir(exist_ok=True)
+    mnist = str(write_samples(directory, ["mnist"])[0])
+    history = directory / "history.sqlite3"
     for extra in (["--opt-level", "3"], ["--opt-level", "4"], ["--opt-level", "4", "--force"]):
         assert cli(["build", mnist, "--history", str(history), "--json", *extra]) == 0
-    app = TrtTuiApp(AppConfig(paths=[mnist], history=str(history), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], history=str(history), executor="thread"))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
         await until(pilot, lambda: app.views and app.views[1].state.final, 60)
