@@ -141,5 +141,6 @@ class BuildControls(BuildListActions, QueueActions):
     """Every action of this module and of `queue_control`, for the app to mix in."""
 
     def queue_action_refused(self, action: str) -> bool:
-        """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders it."""
-        return action in QUEUE_ACTIONS and not self.scheduler.controls_queue
+        """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders
+        it; under `trt-tui run` the builds are the program's, which starts them when it will."""
+        return action in QUEUE_ACTIONS and (self.run_ is not None or not self.scheduler.controls_queue)
