@@ -136,11 +136,11 @@ class BuildList(CachedRows, can_focus=True):
             return
         self._all.remove(job)
         del self._rows[job]
-        if job not in self._order:
+        self._strips.pop(job, None)
+        if job not in self._order:  # a hidden row
             return
         index = self._order.index(job)
         self._order.remove(job)
-        self._strips.pop(job, None)
         if self.cursor_row > index or self.cursor_row >= len(self._order):
             self.cursor_row = max(0, self.cursor_row - 1)
         self._size_changed(taller=True)
