@@ -4,7 +4,8 @@
 
 Writes screenshots/building.svg (the DenseNet-shaped sample mid-build, with ResNet-50 done beside
 it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/light.svg in the light
-theme. The builds are real, so times differ from run to run.
+theme, and screenshots/history.svg (`h`: MNIST's past builds, one marked to compare). The builds
+are real, so times differ from run to run.
 
     python scripts/screenshots.py --gpu screenshots/gpu-h200.svg
 
@@ -23,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from trt_tui.cli import main as cli  # noqa: E402
 from trt_tui.core.events import State  # noqa: E402
 from trt_tui.core.samples import write_samples  # noqa: E402
 from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
@@ -59,6 +61,28 @@ async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
     print(out)
 
 
+async def shoot_history(models: Path, out: Path) -> None:
+    """MNIST built with two optimization levels and forced once before the app, then once in it."""
+    directory = models / "history-shot"  # MNIST alone, so the picker highlights it and names it briefly
+    directory.mkdir(exist_ok=True)
+    mnist = str(write_samples(directory, ["mnist"])[0])
+    history = directory / "history.sqlite3"
+    for extra in (["--opt-level", "3"], ["--opt-level", "4"], ["--opt-level", "4", "--force"]):
+        assert cli(["build", mnist, "--history", str(history), "--json", *extra]) == 0
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], history=str(history), executor="thread"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await until(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot.press("h")
+        await pilot.pause(0.5)
+        await pilot.press("down", "space", "up")  # one marked; `d` would compare it with the highlighted
+        await pilot.pause(0.3)
+        app.save_screenshot(str(out))
+        await pilot.press("escape", "q")
+        await until(pilot, lambda: app.return_code is not None, 20)
+    print(out)
+
+
 async def main(gpu: Path | None) -> None:
     shots = ROOT / "screenshots"
     shots.mkdir(exist_ok=True)
@@ -75,6 +99,7 @@ async def main(gpu: Path | None) -> None:
         for engine in models.glob("*.engine"):
             engine.unlink()
         await shoot(models, shots / "light.svg", "trt-light", cancel=False)
+        await shoot_history(models, shots / "history.svg")
 
 
 if __name__ == "__main__":

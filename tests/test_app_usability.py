@@ -242,13 +242,14 @@ async def test_a_runs_app_offers_no_picker_build_or_watch(models, tmp_path):
         assert not app.picker.region, "an empty model picker is on screen"
         bar = key_bar(app)
         titles = {command.title for command in app.get_system_commands(app.screen)}
-        for name in ("Build", "Build all", "Watch", "Filter"):
+        for name in ("Build", "Build all", "Watch", "Filter", "Pause queue", "More at once", "Queue earlier"):
             assert f" {name} " not in bar, bar
             assert name not in titles, titles
         assert "Cancel" in bar and "Quit" in titles
-        await pilot.press("w", "a")
+        await pilot.press("w", "a", "P")
         await pilot.pause(0.3)
         assert app.watcher is None and len(app.scheduler.jobs) == 2
+        assert not app.scheduler.paused, "the program's builds are its own to start"
         await pilot.press("q")
         await wait_for(pilot, lambda: app.return_code is not None, 10)
 

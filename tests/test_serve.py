@@ -182,6 +182,9 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
         assert "w" not in keys and "s" in keys
         palette = [command.title for command in app.get_system_commands(app.screen)]
         assert "Watch" not in palette and "Stack" in palette
+        # The server's queue is every tab's: no tab pauses, widens or reorders it.
+        assert not {"P", "plus", "minus", "left_square_bracket", "right_square_bracket"} & keys
+        assert not {"Pause queue", "More at once", "Queue earlier"} & set(palette)
         pid = build_server.scheduler.executor.pid_of(server_job)
         assert pid is not None and pid != os.getpid()
         await pilot.press("s")

@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 from .events import State
-from .fingerprint import Fingerprint, diff, format_diff
+from .fingerprint import Fingerprint, diff, fingerprint_changes, format_diff
 from .history import BuildRecord, History
 from .printable import escaped
 from .units import plural
 
-__all__ = ["DiffError", "compare", "format_comparison", "pick"]
+__all__ = ["DiffError", "compare", "format_comparison", "pick", "why_built"]
 
 
 class DiffError(Exception):
@@ -69,3 +69,24 @@ def format_comparison(result: dict, top: int = 10, labels: tuple[str, str] | Non
 
 def _when_of(data: dict) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(data["started"]))
+
+
+# What a user changes to make a model build again; the host, the GPU and trt-tui's version are in
+# the diff, but they do not make a cached engine stale.
+_CAUSES = ("model", "option", "backend")
+
+
+def why_built(record: BuildRecord, older: BuildRecord | None) -> str:
+    """One line: what differs from the build of the model before it (`older`, any state), as far as
+    the two fingerprints tell; a skipped build says why it was skipped."""
+    if record.state == State.SKIPPED.value:
+        return record.error or "up to date"
+    if older is None:
+        return "first build in the history"
+    if not record.fingerprint or not older.fingerprint:
+        return "not recorded"
+    changes = [c for c in fingerprint_changes(Fingerprint.from_dict(older.fingerprint),
+                                              Fingerprint.from_dict(record.fingerprint)) if c["what"] in _CAUSES]
+    if not changes:
+        return "same model, options and backend"
+    return "; ".join(c["change"] if c["what"] != "backend" else f"backend {c['change']}" for c in changes)

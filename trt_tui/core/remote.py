@@ -367,6 +367,25 @@ class RemoteScheduler:
     def active(self) -> list[RemoteJob]:
         return [job for job in self.jobs.values() if not job.final]
 
+    # The server's queue is shared by every tab: one tab does not pause, widen or reorder it.
+    controls_queue = False
+    paused = False
+    max_jobs = 0
+
+    def pause(self) -> bool:
+        return False
+
+    resume = pause
+
+    def set_max_jobs(self, max_jobs: int) -> bool:
+        return False
+
+    def move(self, job_id: int, delta: int) -> bool:
+        return False
+
+    def queued(self) -> list[RemoteJob]:
+        return []
+
     def read_stacks(self, job_id: int) -> str | None:
         """As `Scheduler.read_stacks`, taken by the server, which owns the build processes. Why they
         could not be had is the text, as py-spy's own failures are."""

@@ -43,6 +43,16 @@ class BuildScheduler(Protocol):
     def cancel_all(self, force: bool = False) -> int: ...
     def active(self) -> list: ...
     def read_stacks(self, job_id: int) -> str | None: ...
+    # The queue's order, pace and limit; False where the queue is another's (a served tab's).
+    controls_queue: bool
+    paused: bool
+    max_jobs: int
+
+    def pause(self) -> bool: ...
+    def resume(self) -> bool: ...
+    def set_max_jobs(self, max_jobs: int) -> bool: ...
+    def move(self, job_id: int, delta: int) -> bool: ...
+    def queued(self) -> list: ...
     def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
 
 
@@ -58,6 +68,8 @@ def _engine_of(spec: BuildSpec) -> str | None:
 
 
 class Scheduler:
+    controls_queue = True
+
     def __init__(
         self,
         max_jobs: int = 2,
@@ -74,6 +86,7 @@ class Scheduler:
         if max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
         self.max_jobs = max_jobs
+        self.paused = False  # queued builds wait; running ones go on
         self.executor = executor or ThreadExecutor()
         self.cache = cache
         self.jobs: dict[int, BuildJob] = {}
@@ -147,6 +160,51 @@ class Scheduler:
         with self._lock:
             return [j for j in self.jobs.values() if not j.final]
 
+    # -- the queue: its pace, its limit, its order --------------------------------------------------
+
+    def pause(self) -> bool:
+        """Queued builds wait until `resume`; running ones go on. False if it already was paused."""
+        with self._lock:
+            was, self.paused = self.paused, True
+        return not was
+
+    def resume(self) -> bool:
+        """Queued builds start again, up to the limit. False if it was not paused."""
+        with self._lock:
+            was, self.paused = self.paused, False
+            self._start_ready()
+        return was
+
+    def set_max_jobs(self, max_jobs: int) -> bool:
+        """How many build at once from now on. A lower limit stops no running build: the next queued
+        one waits until fewer than the limit run. False (and no change) below 1."""
+        if max_jobs < 1:
+            return False
+        with self._lock:
+            self.max_jobs = max_jobs
+            self._start_ready()
+        return True
+
+    def move(self, job_id: int, delta: int) -> bool:
+        """Move a queued build `delta` places towards the front (negative) or the back of the queue.
+        False when it is not queued or is already at that end."""
+        with self._lock:
+            job = self.jobs.get(job_id)
+            if job is None or job not in self._queue:
+                return False
+            index = self._queue.index(job)
+            to = max(0, min(len(self._queue) - 1, index + delta))
+            if to == index:
+                return False
+            del self._queue[index]
+            self._queue.insert(to, job)
+        return True
+
+    def queued(self) -> list[BuildJob]:
+        """The queued builds, the next to start first."""
+        with self._lock:
+            return list(self._queue)
+
     def read_stacks(self, job_id: int) -> str | None:
         """The native and Python stacks of the process building `job_id`, taken now (py-spy: blocks
         for up to its timeout). None while no process of this host builds it (queued, over, or on
@@ -199,7 +257,7 @@ class Scheduler:
 
     def _start_ready(self) -> None:
         waiting = []  # behind a running build of the same engine (one being cancelled)
-        while self._queue and len(self._running) < self.max_jobs:
+        while not self.paused and self._queue and len(self._running) < self.max_jobs:
             job = self._queue.popleft()
             if self._building(_engine_of(job.spec), [self.jobs[i] for i in self._running]) is not None:
                 waiting.append(job)

@@ -33,9 +33,10 @@ from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session
-from ..core.units import human_bytes, human_seconds
+from ..core.units import human_bytes
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
+from .build_actions import BuildControls
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, COMMANDS, PALETTE, PICKER_ACTIONS
 from .config import AppConfig
@@ -60,7 +61,7 @@ from .widgets.vitals_panel import VitalsPanel
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 
 
-class TrtTuiApp(App[int]):
+class TrtTuiApp(BuildControls, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -294,7 +295,7 @@ class TrtTuiApp(App[int]):
         or where the user has not chosen one yet; else the selection stays on the build studied."""
         if asked or self.follow_newest or self.selected is None or not self._user_placed:
             self.select_build(job)
-            self.builds.move_cursor(row=self.builds.row_count - 1)
+            self.builds.move_to(job)
 
     def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
         model = model or str(job.spec.model)
@@ -394,7 +395,7 @@ class TrtTuiApp(App[int]):
         latest = view.vitals[-1]
         # A finished build is neither working nor stalled: its row keeps only the peak.
         verdict = None if view.state.final else latest.verdict
-        self.builds.set_verdict(view.job.id, verdict, human_bytes(latest.peak_rss_bytes))
+        self.builds.set_verdict(view.job.id, verdict, latest.peak_rss_bytes)
         if self.selected == view.job.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
@@ -414,9 +415,9 @@ class TrtTuiApp(App[int]):
                 self._show_vitals(view)
                 self._due_vitals.discard(view.job.id)
             if event.engine_bytes is not None:
-                self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
+                self.builds.set_size(view.job.id, "Engine", event.engine_bytes)
             if event.peak_rss_bytes is not None:
-                self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
+                self.builds.set_size(view.job.id, "Peak", event.peak_rss_bytes)
             if event.state is State.FAILED:
                 self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
                             markup=False)
@@ -427,7 +428,7 @@ class TrtTuiApp(App[int]):
             self.phase_view.set_title(build_title(view, self.palette))
 
     def _update_row(self, view: BuildView) -> None:
-        self.builds.set_progress(view.job.id, view.fraction(), human_seconds(view.elapsed()))
+        self.builds.set_progress(view.job.id, view.fraction(), view.elapsed())
 
     @guarded
     def _tick(self) -> None:
@@ -449,6 +450,7 @@ class TrtTuiApp(App[int]):
         for message in self._due_machine.values():
             self._show_machine(message)
         self._due_machine.clear()
+        self.show_builds_title()  # "build all"'s progress and ETA
 
     def _handler_failed(self, handler: str, exc: Exception) -> None:
         self.handler_error_count += 1
@@ -508,10 +510,6 @@ class TrtTuiApp(App[int]):
     def action_build(self) -> None:
         path = self.picker.highlighted_path()
         if path is not None:
-            self.submit(path)
-
-    def action_build_all(self) -> None:
-        for path in self.picker.visible_paths():
             self.submit(path)
 
     def action_cancel(self) -> None:
@@ -659,11 +657,11 @@ class TrtTuiApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Commands that pick models are not offered where there is no picker (a run's app); a served
-        tab offers no watch (one watcher per tab would start each rebuild once per tab); none is
-        while the filter prompt takes the keys (they are text there)."""
+        tab offers no watch (one watcher per tab would start each rebuild once per tab) and no queue
+        control (`queue_action_refused`); none is while the filter prompt takes the keys (text there)."""
         if self.run_ is not None and action in PICKER_ACTIONS:
             return False
-        if action == "toggle_watch" and self.config.attach:
+        if action == "toggle_watch" and self.config.attach or self.queue_action_refused(action):
             return False
         if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
             return False

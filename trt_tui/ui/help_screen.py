@@ -20,6 +20,8 @@ PANE_KEYS = (
     ("Phase tree", "↑ ↓ Home End", "move through the phases"),
     ("Phase tree", "⏎ or space", "fold or unfold the phase under the cursor"),
     ("Builds", "↑ ↓ or a click", "select a build: the right side shows it"),
+    ("Builds", "⏎", "the selected build's actions (as m)"),
+    ("History (h)", "space / d", "mark a build / compare the two marked (or the marked and the highlighted)"),
     ("Filter", "⏎ / esc", "keep the filter and return to the list / clear it"),
     ("Stacks (s)", "y", "copy all the stacks (for a bug report); esc closes"),
     ("Anywhere", "tab", "next pane; ctrl+p opens the command palette"),
@@ -28,7 +30,8 @@ PANE_KEYS = (
 PANES = (
     ("Models", "every .onnx found: size, inputs, the state of its last build; the highlighted one's details"),
     ("Builds", "one row per build: state, progress, elapsed, peak memory, engine size, vitals, backend "
-               "(columns drop from the right on a narrow screen)"),
+               "(columns drop from the right on a narrow screen); its title: the queue paused, builds at "
+               "once, the sort, skipped hidden, build all's progress and ETA"),
     ("Vitals", "the selected build's process: CPU and memory, and whether it is working or stalled"),
     ("Host / GPU", "the machine: CPU and memory, and each GPU NVML reports"),
     ("Phases", "the selected build's TensorRT phases as TensorRT nests them: ▸ runs, ✗ was stopped; "

@@ -58,7 +58,7 @@ class MainScreen(Screen):
                 yield FilterPrompt(id="filter-prompt")
                 yield PickerTable(id="models")
                 yield ModelDetails(id="details")
-                yield Static("Builds", classes="pane-title")
+                yield Static("Builds", id="builds-title", classes="pane-title")
                 yield BuildList(id="builds")
                 yield VitalsPanel(id="vitals")
                 with Horizontal(id="machine"):

@@ -5,6 +5,9 @@ again when any one cell changes, and a running build changes its clock every sec
 cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
 own cells changes. The header stays on the first line while the rows scroll under it, and the
 columns that fit the width are shown (`build_columns`): the list never scrolls sideways.
+
+The rows can be sorted by any column (`sort_by`), skipped builds hidden (`hide_skipped`) and finished
+ones cleared (`clear_finished`); the order is kept as builds are added and change state.
 """
 
 from __future__ import annotations
@@ -13,15 +16,20 @@ from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.events import Click, Resize
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
 from ...core.events import State
+from ...core.units import human_bytes, human_seconds
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows
+
+# Sorted by State, builds go in the order of a build's life.
+_STATE_ORDER = {state: i for i, state in enumerate(State)}
 
 
 @dataclass
@@ -33,6 +41,7 @@ class _Row:
     state: State = State.QUEUED
     verdict: str | None = None
     fraction: float = 0.0
+    numbers: dict[str, float] = field(default_factory=dict)  # the times' and sizes' values, to sort by
 
 
 class BuildList(CachedRows, can_focus=True):
@@ -51,6 +60,8 @@ class BuildList(CachedRows, can_focus=True):
         @property
         def control(self) -> BuildList:
             return self.build_list
+
+    BINDINGS = [Binding("enter", "app.build_menu", "Actions", show=False)]  # the app's action menu
 
     COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
     DEFAULT_CSS = """
@@ -84,7 +95,11 @@ class BuildList(CachedRows, can_focus=True):
         super().__init__(**kwargs)
         self.palette: Palette = PLAIN
         self._rows: dict[int, _Row] = {}
-        self._order: list[int] = []  # job ids, top to bottom
+        self._all: list[int] = []  # job ids, in the order they were added
+        self._order: list[int] = []  # the job ids shown, top to bottom
+        self.sort_column: str | None = None  # None: the order they were added in
+        self.sort_reverse = False
+        self.hide_skipped = False
         self._widths: dict[str, int] = {name: max(FIXED.get(name, 0), len(name)) for name in COLUMNS}
         self._shown: tuple[str, ...] = COLUMNS  # the columns that fit, and their widths
         self._fitted: dict[str, int] = dict(self._widths)
@@ -104,22 +119,28 @@ class BuildList(CachedRows, can_focus=True):
 
     def add_build(self, job: int, model: str, backend: str) -> None:
         self._rows[job] = _Row(job)
+        self._all.append(job)
         self._order.append(job)
         cells = {"#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
                  "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
                  "Peak": "-", "Engine": "-"}
         for column in COLUMNS:
             self._store(job, column, cells[column])
+        if self.sort_column is not None:
+            self._reorder()
         self._size_changed(taller=True)
 
     def remove_build(self, job: int) -> None:
         """Its row goes; the cursor stays on the build it was on (the one above, if it was this one)."""
         if job not in self._rows:
             return
-        index = self._order.index(job)
-        self._order.remove(job)
+        self._all.remove(job)
         del self._rows[job]
         self._strips.pop(job, None)
+        if job not in self._order:  # a hidden row
+            return
+        index = self._order.index(job)
+        self._order.remove(job)
         if self.cursor_row > index or self.cursor_row >= len(self._order):
             self.cursor_row = max(0, self.cursor_row - 1)
         self._size_changed(taller=True)
@@ -131,23 +152,31 @@ class BuildList(CachedRows, can_focus=True):
     def set_state(self, job: int, state: State) -> None:
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
+        if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
+            self._reorder()
 
-    def set_verdict(self, job: int, verdict: str | None, peak: str) -> None:
+    def set_verdict(self, job: int, verdict: str | None, peak_bytes: int | None) -> None:
         self._rows[job].verdict = verdict
         self.set_cell(job, "Vitals", verdict_text(verdict, self.palette))
-        self.set_cell(job, "Peak", peak)
+        self.set_size(job, "Peak", peak_bytes)
 
-    def set_progress(self, job: int, fraction: float, elapsed: str) -> None:
+    def set_progress(self, job: int, fraction: float, elapsed: float) -> None:
         self._rows[job].fraction = fraction
+        self._rows[job].numbers["Elapsed"] = elapsed
         self.set_cell(job, "Progress", progress_text(fraction, self.palette, PROGRESS_BAR))
-        self.set_cell(job, "Elapsed", elapsed)
+        self.set_cell(job, "Elapsed", human_seconds(elapsed))
+
+    def set_size(self, job: int, column: str, size: int | None) -> None:
+        """A size in bytes ("Peak", "Engine"), shown as people read it and sorted as a number."""
+        self._rows[job].numbers[column] = size or 0
+        self.set_cell(job, column, human_bytes(size))
 
     def set_cell(self, job: int, column: str, value: str | Text) -> None:
         """A cell that shows what it showed is left alone, and a changed one repaints its row only
         (the whole list when a column had to grow for it)."""
         if self._store(job, column, value):
             self._size_changed()
-        else:
+        elif job in self._order:
             self._refresh_line(self._order.index(job) + 1)
 
     def recolor(self, palette: Palette) -> None:
@@ -168,6 +197,64 @@ class BuildList(CachedRows, can_focus=True):
         self._scroll_to_cursor()
         self.call_after_refresh(self._scroll_to_cursor)  # a new row: once the list has grown for it
         self.post_message(self.Highlighted(self, self._order[row], row, by_user))
+
+    def move_to(self, job: int) -> None:
+        """The cursor on build `job`'s row, where it is shown."""
+        if job in self._order:
+            self.move_cursor(row=self._order.index(job))
+
+    # -- order, hiding, clearing -----------------------------------------------------------------------
+
+    def sort_by(self, column: str | None, reverse: bool = False) -> None:
+        """Rows by `column`'s values (None: as they were added), highest first with `reverse`."""
+        self.sort_column, self.sort_reverse = column, reverse
+        self._reorder()
+
+    def set_hide_skipped(self, hide: bool) -> None:
+        self.hide_skipped = hide
+        self._reorder()
+
+    def clear_finished(self) -> list[int]:
+        """Every finished build's row goes; returns their jobs."""
+        gone = [job for job in self._all if self._rows[job].state.final]
+        for job in gone:
+            self._all.remove(job)
+            del self._rows[job]
+            self._strips.pop(job, None)
+        self._reorder()
+        return gone
+
+    def _sort_key(self, job: int) -> tuple:
+        column, row = self.sort_column, self._rows[job]
+        if column == "#":
+            value: object = job
+        elif column == "State":
+            value = _STATE_ORDER[row.state]
+        elif column == "Progress":
+            value = row.fraction
+        elif column in ("Elapsed", "Peak", "Engine"):
+            value = row.numbers.get(column, 0.0)
+        else:
+            value = row.cells[column].plain.lower()
+        return (value, job)
+
+    def _reorder(self) -> None:
+        """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
+        where it was), and the app hears of a cursor that lands on another build."""
+        before = self.cursor_job
+        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].state is State.SKIPPED)]
+        if self.sort_column is not None:
+            shown.sort(key=self._sort_key, reverse=self.sort_reverse)
+        self._order = shown
+        if before in shown:
+            self.cursor_row = shown.index(before)
+        else:
+            self.cursor_row = max(0, min(self.cursor_row, len(shown) - 1))
+            if shown:
+                self._highlighted = False
+                self.move_cursor(row=self.cursor_row)
+        self._size_changed(taller=True)
+        self._scroll_to_cursor()
 
     def _scroll_to_cursor(self) -> None:
         """The cursor's row in view, below the header (which does not scroll)."""

@@ -1,0 +1,146 @@
+"""What the app does to the builds list and its builds beyond a key each: the order, hiding skipped
+builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
+and the history of a model (`h`).
+
+A mixin of the app: it acts on `self.builds`, `self.views`, `self.selected` and `self.session`, as
+the app's other actions do. The menu offers commands of the command table, so one that another part
+of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it is in the table.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ..core.events import State
+from .commands import COMMANDS
+from .history_screen import SHOWN, HistoryScreen
+from .queue_control import QUEUE_ACTIONS, QueueActions
+from .widgets.build_columns import COLUMNS
+
+SAVE_LOG_ACTION = "save_log"  # the log pane's "save the build's whole log": in the menu once it is a command
+MENU = (  # (action, what the menu says)
+    ("cancel", "Cancel"),
+    ("rebuild", "Rebuild"),
+    ("diff", "Diff with the previous build"),
+    ("copy_engine_path", "Copy the engine's path"),
+    (SAVE_LOG_ACTION, "Save the log"),
+    ("stack", "Stacks"),
+)
+SORTS = (*COLUMNS[1:], None)  # `o` goes through these; None: the order the builds were added in ("#")
+
+
+class ActionMenu(ModalScreen[str | None]):
+    """The selected build's actions; Enter runs one (the screen's result is its action), Esc closes."""
+
+    DEFAULT_CSS = """
+    ActionMenu { align: center middle; }
+    ActionMenu > OptionList { width: 50; height: auto; border: round $accent; background: $surface; }
+    """
+    BINDINGS = [Binding("escape,q,m", "dismiss", "Close")]
+
+    def __init__(self, title: str, actions: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text, self.actions = title, actions
+
+    def compose(self) -> ComposeResult:
+        keys = {command.action: command.keys_text for command in COMMANDS}
+        menu = OptionList(*(Option(Text.assemble(label, (f"  {keys[action]}", "dim")), id=action)
+                            for action, label in self.actions), id="action-menu")
+        menu.border_title = self.title_text
+        yield menu
+
+    @property
+    def labels(self) -> list[str]:
+        return [label for _, label in self.actions]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class BuildListActions:
+    """The builds list's keys and the selected build's menu."""
+
+    def action_build_menu(self) -> None:
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None:
+            self.notify("No build selected", severity="warning")
+            return
+        table = {command.action for command in COMMANDS}
+        actions = [(action, label) for action, label in MENU
+                   if action in table and self.check_action(action, ()) is not False]
+        title = f"#{view.job.id} {view.name} · {view.state.value}"
+        self.push_screen(ActionMenu(title, actions), self._menu_chosen)
+
+    def _menu_chosen(self, action: str | None) -> None:
+        if action is not None:
+            self.call_later(self.run_action, action)
+
+    def action_sort(self) -> None:
+        column = SORTS[(SORTS.index(self.builds.sort_column) + 1) % len(SORTS)]
+        self.builds.sort_by(column, self.builds.sort_reverse)
+        self.notify(f"Builds by {column}" if column else "Builds in the order they were added")
+        self.show_builds_title()
+
+    def action_reverse_sort(self) -> None:
+        self.builds.sort_by(self.builds.sort_column or "#", not self.builds.sort_reverse)
+        self.show_builds_title()
+
+    def action_hide_skipped(self) -> None:
+        self.builds.set_hide_skipped(not self.builds.hide_skipped)
+        self.notify("Skipped builds hidden" if self.builds.hide_skipped else "Skipped builds shown")
+        self.show_builds_title()
+
+    def action_clear_finished(self) -> None:
+        gone = self.builds.clear_finished()
+        self.notify(f"Cleared {len(gone)} finished build(s)" if gone else "No finished build to clear")
+
+    def action_copy_engine_path(self) -> None:
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None:
+            self.notify("No build selected", severity="warning")
+            return
+        engine = view.job.spec.output
+        if view.state not in (State.SUCCEEDED, State.SKIPPED) or not engine.exists():
+            self.notify(f"#{view.job.id} has no engine yet ({engine})", severity="warning", markup=False)
+            return
+        self.copy_to_clipboard(str(engine))
+        self.notify(f"Copied {engine}", markup=False)
+
+    def action_history(self) -> None:
+        """The highlighted model's past builds; the selected build's model where the builds list has
+        the focus (or there is no picker)."""
+        history = self.session.history
+        view = self.views.get(self.selected) if self.selected is not None else None
+        model = self.picker.highlighted_path() if self.run_ is None else None
+        if view is not None and (model is None or self.focused is self.builds):
+            model = str(view.job.spec.model)
+        if model is None:
+            self.notify("No model highlighted", severity="warning")
+            return
+        if history is None:
+            self.notify("The build history is off: there are no past builds to show", severity="warning")
+            return
+        records = history.builds(model, limit=SHOWN)
+        if not records:
+            self.notify(f"No build of {model} in the history yet", markup=False)
+            return
+        recorded = self.session.recorder.recorded if self.session.recorder is not None else {}
+        numbers = {history_id: job for job, history_id in recorded.items()}
+        reasons = {history_id: self.views[job].reason for job, history_id in recorded.items()
+                   if job in self.views and self.views[job].reason}
+        self.push_screen(HistoryScreen(self.picker.display_name(model) if self.run_ is None else model,
+                                       records, numbers, reasons))
+
+
+class BuildControls(BuildListActions, QueueActions):
+    """Every action of this module and of `queue_control`, for the app to mix in."""
+
+    def queue_action_refused(self, action: str) -> bool:
+        """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders
+        it; under `trt-tui run` the builds are the program's, which starts them when it will."""
+        return action in QUEUE_ACTIONS and (self.run_ is not None or not self.scheduler.controls_queue)

@@ -1,0 +1,125 @@
+"""The queue's keys (pause, how many build at once, a queued build's place) and the builds list's
+title, which says how the queue stands: paused, the limit, the order, what is hidden, and the
+progress of "build all" with its ETA.
+
+A mixin of the app: it acts on `self.scheduler`, `self.builds` and `self.views`, as the app's other
+actions do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.widgets import Static
+
+from ..core.events import State
+from ..core.units import human_seconds, plural
+from .build_view import BuildView
+
+QUEUE_ACTIONS = frozenset({"pause_queue", "more_jobs", "fewer_jobs", "queue_up", "queue_down"})
+
+
+def expected_seconds(view: BuildView) -> float | None:
+    """The whole build's expected duration from the history (its top-level phases), if any."""
+    if not view.expected:
+        return None
+    return sum(seconds for path, seconds in view.expected.items() if "/" not in path)
+
+
+def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = False) -> str:
+    """"build all: 3/5 done · 64% · ETA 1m20s". The ETA is what the unfinished builds are expected
+    to take still, from the history or (lacking it) from the builds of this batch that succeeded,
+    shared among the slots that build at once; without any estimate there is no ETA, not a guess,
+    and none while the queue is paused (the queued builds wait for the user, not for a slot)."""
+    views = list(views)
+    done = [v for v in views if v.state.final]
+    left = [v for v in views if not v.state.final]
+    fraction = sum(1.0 if v.state.final else v.fraction() for v in views) / max(1, len(views))
+    text = f"build all: {len(done)}/{len(views)} done · {fraction:.0%}"
+    if not left or paused and any(v.state is State.QUEUED for v in left):
+        return text
+    took = [v.elapsed() for v in done if v.state is State.SUCCEEDED]
+    fallback = sum(took) / len(took) if took else None
+    remaining = 0.0
+    for view in left:
+        expected = expected_seconds(view)
+        expected = expected if expected is not None else fallback
+        if expected is None:
+            return text
+        remaining += max(0.0, expected - view.elapsed())  # a queued build's clock is at 0
+    return f"{text} · ETA {human_seconds(remaining / max(1, min(max_jobs, len(left))))}"
+
+
+class QueueActions:
+    """Pause and resume the queue, widen or narrow it, move a queued build; `build all`'s progress."""
+
+    batch: list[int] = []  # the builds of the latest `build all`
+    _first_limit: int | None = None  # the limit before the user changed it
+    _builds_title = "Builds"
+
+    def action_build_all(self) -> None:
+        """Every model the filter shows, as one batch whose progress the builds list's title shows."""
+        self.batch = [job.id for job in map(self.submit, self.picker.visible_paths()) if job is not None]
+        self.show_builds_title()
+
+    def action_pause_queue(self) -> None:
+        if self.scheduler.paused:
+            self.scheduler.resume()
+            self.notify("Queue resumed: queued builds start")
+        else:
+            self.scheduler.pause()
+            self.notify("Queue paused: running builds go on, queued ones wait (P resumes)")
+        self.show_builds_title()
+
+    def action_more_jobs(self) -> None:
+        self._limit(self.scheduler.max_jobs + 1)
+
+    def action_fewer_jobs(self) -> None:
+        if self.scheduler.max_jobs <= 1:
+            self.notify("One build at a time is the fewest", severity="warning")
+            return
+        self._limit(self.scheduler.max_jobs - 1)
+
+    def _limit(self, jobs: int) -> None:
+        if self._first_limit is None:
+            self._first_limit = self.scheduler.max_jobs
+        lower = jobs < self.scheduler.max_jobs
+        self.scheduler.set_max_jobs(jobs)
+        self.notify(f"{plural(jobs, 'build')} at once" + (": running builds go on" if lower else ""))
+        self.show_builds_title()
+
+    def action_queue_up(self) -> None:
+        self._move(-1)
+
+    def action_queue_down(self) -> None:
+        self._move(1)
+
+    def _move(self, delta: int) -> None:
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None or view.state is not State.QUEUED:
+            self.notify("Select a queued build to move", severity="warning")
+            return
+        if self.scheduler.move(view.job.id, delta):
+            place = [job.id for job in self.scheduler.queued()].index(view.job.id) + 1
+            self.notify(f"#{view.job.id} is {place} in the queue")
+        else:
+            self.notify(f"#{view.job.id} is already {'first' if delta < 0 else 'last'} in the queue")
+
+    def show_builds_title(self) -> None:
+        """"Builds" and how the list and the queue stand, where it is not the default."""
+        parts = ["Builds"]
+        if self.scheduler.paused:
+            parts.append("queue paused (P)")
+        if self._first_limit is not None:
+            parts.append(f"{self.scheduler.max_jobs} at once")
+        if self.builds.sort_column is not None:
+            parts.append(f"by {self.builds.sort_column} {'↓' if self.builds.sort_reverse else '↑'}")
+        if self.builds.hide_skipped:
+            parts.append("skipped hidden")
+        batch = [self.views[job] for job in self.batch if job in self.views]
+        if batch:
+            parts.append(batch_progress(batch, self.scheduler.max_jobs, self.scheduler.paused))
+        text = " · ".join(parts)
+        if text != self._builds_title:  # the slow tick asks each second: repaint only a change
+            self._builds_title = text
+            self.query_one("#builds-title", Static).update(text)
