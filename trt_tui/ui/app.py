@@ -22,7 +22,7 @@ from textual.app import App, SystemCommand
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input
 
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
@@ -46,6 +46,7 @@ from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, Model
 from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
+from .view_actions import ViewActions
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterInput, FilterPrompt
@@ -59,7 +60,7 @@ from .widgets.vitals_panel import VitalsPanel
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 
 
-class TrtTuiApp(App[int]):
+class TrtTuiApp(ViewActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -602,7 +603,7 @@ class TrtTuiApp(App[int]):
         self.log_pane.min_severity = level
         if note := level_note(level, self.config.options, served=bool(self.config.attach)):
             self.notify(note, timeout=8, markup=False)
-        self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
+        self.retitle_log()
         view = self.views.get(self.selected) if self.selected is not None else None
         self.log_pane.show(view.logs if view else [])
 

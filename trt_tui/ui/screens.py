@@ -24,6 +24,7 @@ from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel
 from .widgets.key_bar import KeyBar
 from .widgets.log_pane import LogPane
+from .widgets.log_prompt import LogPrompt
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import ModelPicker
 from .widgets.phase_tree import PhaseTreeView
@@ -38,7 +39,9 @@ class PickerTable(ModelPicker):
 
 class MainScreen(Screen):
     """Models, their details, the builds, the selected build's vitals and the machine on the left;
-    the selected build's phases and log on the right."""
+    the selected build's phases and log on the right. A zoomed pane (`z`) shows with the key bar."""
+
+    ALLOW_IN_MAXIMIZED_VIEW = "KeyBar"
 
     def __init__(self, on_mount: Callable[[MainScreen], None]) -> None:
         """`on_mount`: called once the panes are mounted, before any key is handled, so that the
@@ -62,6 +65,7 @@ class MainScreen(Screen):
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
                 yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
+                yield LogPrompt(id="log-prompt")
                 yield LogPane(id="log")
         yield KeyBar()
 
