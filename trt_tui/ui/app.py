@@ -43,6 +43,7 @@ from .guard import guarded
 from .help_screen import HelpScreen
 from .log_level import LOG_LEVELS, level_note, options_at
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
+from .notifier import Notifier
 from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
@@ -120,6 +121,7 @@ class TrtTuiApp(ViewActions, App[int]):
         self._due_machine: dict[type, Message] = {}  # the newest GPU and host readings not yet shown
         self._shown_machine: set[type] = set()  # the kinds of reading shown once already
         self._quitting = False
+        self.notifier = Notifier(self, 0 if config.attach else config.notify_after)  # served: not its builds
         self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
         self.handler_errors: deque[str] = deque(maxlen=50)
         self._notified_errors: set[tuple[str, str]] = set()
@@ -416,12 +418,7 @@ class TrtTuiApp(ViewActions, App[int]):
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
             if event.peak_rss_bytes is not None:
                 self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
-            if event.state is State.FAILED:
-                self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
-                            markup=False)
-            elif event.state is State.CANCELLED:
-                self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning",
-                            markup=False)
+            self.notifier.ended(view, event)  # a toast where it failed or was cancelled; the bell after a long one
         if self.selected == view.job.id:
             self.phase_view.set_title(build_title(view, self.palette))
 

@@ -3,7 +3,8 @@
 `MainScreen` only lays out the widgets (the layout is in `app.tcss`); the app drives them. Once they
 are mounted it calls the app back, which then starts discovering models and sampling.
 Below `NARROW` columns the screen takes the class `-narrow`: the model details and the machine panes
-give their room to the phase tree and the log. Observing a program (`trt-tui run`), it takes the
+give their room to the phase tree and the log; below `COMPACT` the panes stack, the builds list
+over the phases, at the whole width. Observing a program (`trt-tui run`), it takes the
 class `-observing`: there are no models to pick, so the picker, its filter and details are hidden.
 """
 
@@ -31,6 +32,7 @@ from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 NARROW = 120  # columns
+COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
 
 
 class PickerTable(ModelPicker):
@@ -74,6 +76,7 @@ class MainScreen(Screen):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < NARROW, "-narrow")
+        self.set_class(event.size.width < COMPACT, "-compact")
 
 
 class StackScreen(ModalScreen):
