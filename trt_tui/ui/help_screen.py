@@ -21,6 +21,8 @@ PANE_KEYS = (
     ("Phase tree", "⏎ or space", "fold or unfold the phase under the cursor"),
     ("Builds", "↑ ↓ or a click", "select a build: the right side shows it"),
     ("Filter", "⏎ / esc", "keep the filter and return to the list / clear it"),
+    ("Log", "↑ PgUp / End", "scrolling up holds the log still for reading; End follows the newest line again"),
+    ("Log search / save", "⏎ / esc", "search (or save) / leave the prompt; esc in the search ends it"),
     ("Stacks (s)", "y", "copy all the stacks (for a bug report); esc closes"),
     ("Anywhere", "tab", "next pane; ctrl+p opens the command palette"),
 )
@@ -33,7 +35,8 @@ PANES = (
     ("Host / GPU", "the machine: CPU and memory, and each GPU NVML reports"),
     ("Phases", "the selected build's TensorRT phases as TensorRT nests them: ▸ runs, ✗ was stopped; "
                "bar, steps and time; the ETA once the model has history"),
-    ("Log", "the selected build's TensorRT log, at the level l chooses"),
+    ("Log", "the selected build's TensorRT log, at the level l chooses: every line is kept (the oldest on "
+            "disk) and S saves them all; the title says when it is held still, wrapped or searched"),
 )
 
 

@@ -63,11 +63,9 @@ class ViewActions:
 
     def on_log_prompt_done(self, message: LogPrompt.Done) -> None:
         self.log_pane.focus()
-        if message.mode == "search":
-            if message.text is not None:
-                found = self.log_pane.search(message.text)
-                if message.text and not found:
-                    self.notify(f"“{message.text}” is not in the log shown", markup=False)
+        if message.mode == "search":  # Esc (no text) ends the search, as it clears the filter
+            if not self.log_pane.search(message.text or "") and message.text:
+                self.notify(f"“{message.text}” is not in the log shown", markup=False)
         elif message.text:
             self._save_log(Path(message.text).expanduser())
 
