@@ -285,3 +285,14 @@ def test_on_a_terminal_the_bytes_reach_it_and_quit_prints_what_was_built(cli_env
     line = b"trt-tui: 1 built (mnist.onnx), 0 failed, 0 cancelled"
     assert line in app.output
     assert app.output.rfind(line) > app.output.rfind(b"\x1b[?1049l"), "the summary was drawn over by the app"
+
+
+@pytest.mark.parametrize("value", ["-1", "soon"])
+def test_a_bad_notify_after_is_one_line_and_exit_2(cli_env, trt_tui_command, models_src, value):
+    import subprocess
+
+    done = subprocess.run([*trt_tui_command, str(models_src), "--notify-after", value], env=cli_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--notify-after" in lines[0], done.stderr
