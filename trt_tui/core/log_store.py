@@ -1,16 +1,19 @@
-"""Every log line of one build: the newest in memory, the older ones spilled to disk.
+"""Every log line of each build: the newest in memory, the older ones spilled to disk.
 
 A verbose build of a large model logs hundreds of thousands of lines. Keeping them all as events
 would grow the app's memory without bound; keeping only the newest would lose what a user saving the
-log wants most (the start of the build, the first warning). So the newest `memory` lines stay as
-events (what the log pane shows and searches), and each line that leaves memory is written, as the
-text a saved log has, to an anonymous temporary file: on Linux it has no name from the start
+log wants most (the start of the build, the first warning). So the newest `memory` lines of a running
+build stay as events (what the log pane shows and searches), fewer once it has ended (`settle`: a
+watched model rebuilds again and again), and the lines that leave memory are written, as the text a
+saved log has, to one temporary file shared by every build of the process (one descriptor however
+many builds spill), each build keeping where its chunks lie. The file has no name from the start
 (`tempfile.TemporaryFile`), so the system removes it when the app exits, however it exits.
 """
 
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +22,8 @@ from typing import IO
 from .atomic import atomic_file
 from .events import Log, Severity
 
-MEMORY_LINES = 50_000  # per build: a verbose build of a large model logs more; the rest go to disk
+MEMORY_LINES = 50_000  # per running build: a verbose build of a large model logs more; the rest go to disk
+ENDED_MEMORY_LINES = 5_000  # per ended build: more than the pane shows, far less than a running one keeps
 TAGS = {
     Severity.INTERNAL_ERROR: "F",
     Severity.ERROR: "E",
@@ -35,25 +39,58 @@ def text_line(event: Log) -> str:
     return f"{event.t:8.3f} {TAGS[event.severity]} " + event.message.replace("\n", "\\n")
 
 
+class _SpillFile:
+    """The process's one file of spilled lines: chunks appended, each read back by its offsets."""
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> tuple[int, int]:
+        data = text.encode("utf-8")
+        with self._lock:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="trt-tui-log-")
+            start = self._file.seek(0, 2)
+            self._file.write(data)
+            return start, start + len(data)
+
+    def read(self, start: int, end: int) -> str:
+        with self._lock:
+            assert self._file is not None
+            self._file.flush()
+            self._file.seek(start)
+            return self._file.read(end - start).decode("utf-8")
+
+
+_SPILL = _SpillFile()
+
+
 class LogStore:
     """Append-only; iterating gives the lines kept in memory (oldest first), `text_lines` every line."""
 
     def __init__(self, memory: int | None = None) -> None:
         self._recent: deque[Log] = deque()
         self.memory = memory or MEMORY_LINES
-        self._spill: IO[str] | None = None
+        self._chunks: list[tuple[int, int]] = []  # where this build's spilled lines lie, oldest first
         self.spilled = 0  # lines on disk, all older than those in memory
 
     def append(self, event: Log) -> None:
         self._recent.append(event)
         if len(self._recent) > self.memory:
-            self._spill_one(self._recent.popleft())
+            # A tenth at a time: one chunk (one write, one pair of offsets) per many lines.
+            self._spill(min(len(self._recent), max(1, self.memory // 10)))
 
-    def _spill_one(self, event: Log) -> None:
-        if self._spill is None:
-            self._spill = tempfile.TemporaryFile("w+", encoding="utf-8", prefix="trt-tui-log-")
-        self._spill.write(text_line(event) + "\n")
-        self.spilled += 1
+    def settle(self) -> None:
+        """The build has ended: keep only the newest `ENDED_MEMORY_LINES` in memory."""
+        self.memory = min(self.memory, ENDED_MEMORY_LINES)
+        if len(self._recent) > self.memory:
+            self._spill(len(self._recent) - self.memory)
+
+    def _spill(self, count: int) -> None:
+        lines = [text_line(self._recent.popleft()) for _ in range(count)]
+        self._chunks.append(_SPILL.write("\n".join(lines) + "\n"))
+        self.spilled += count
 
     def __iter__(self) -> Iterator[Log]:
         return iter(self._recent)
@@ -68,20 +105,11 @@ class LogStore:
 
     def text_lines(self) -> Iterator[str]:
         """Every line of the build, oldest first: those on disk, then those in memory."""
-        if self._spill is not None:
-            self._spill.flush()
-            self._spill.seek(0)
-            for line in self._spill:
-                yield line.rstrip("\n")
-            self._spill.seek(0, 2)  # appends go on at the end
-        for event in list(self._recent):
+        chunks, recent = list(self._chunks), list(self._recent)
+        for start, end in chunks:
+            yield from _SPILL.read(start, end).split("\n")[:-1]  # not `splitlines`: "\x0c" is no break here
+        for event in recent:
             yield text_line(event)
-
-    def close(self) -> None:
-        """Drop the lines on disk now (the system drops them at exit anyway)."""
-        if self._spill is not None:
-            self._spill.close()
-            self._spill = None
 
 
 HEADER = "# trt-tui log"  # the first line of every log trt-tui saves: what it may replace

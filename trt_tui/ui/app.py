@@ -411,6 +411,7 @@ class TrtTuiApp(ViewActions, App[int]):
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
         self.picker.set_last_state(model, event.state)  # a running build is the model's last one too
         if event.state.final:
+            view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
                 self._due_vitals.discard(view.job.id)

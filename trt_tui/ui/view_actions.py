@@ -19,6 +19,7 @@ class ViewActions:
 
     @property
     def log_prompt(self) -> LogPrompt:
+        self.screen.minimize()  # a zoomed pane would hide the prompt, which sits above the log
         return self.screen.query_one(LogPrompt)
 
     def _selected_view(self):

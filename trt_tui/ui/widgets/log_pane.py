@@ -174,8 +174,10 @@ class LogPane(RichLog):
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         # The user scrolled up (wheel, keys, scrollbar): stop following so that new lines do not
-        # move what they read. The pane's own scrolling only ever goes down, to the newest line.
-        if new < old and self.auto_scroll and not self._rewriting and not self._batching:
+        # move what they read. The pane's own scrolling only ever goes down, to the newest line; a
+        # pane made taller (a zoom, a resize) moves up only as far as the end, which is no reading.
+        if (new < old and new < self.max_scroll_y and self.auto_scroll and not self._rewriting
+                and not self._batching):
             self.follow(False)
 
     def action_scroll_end(self) -> None:
