@@ -1,6 +1,7 @@
 """What the app tells the user beyond its screen: a build's end, and on quit what was built.
 
-A build that ran longer than `AppConfig.notify_after` seconds (the user has looked away) rings the
+A build that succeeded or failed after more than `AppConfig.notify_after` seconds (the user has
+looked away; a cancelled one was the user's doing) rings the
 terminal's bell and asks the terminal for a desktop notification with the two sequences terminals
 know: OSC 9 (iTerm2, WezTerm, Windows Terminal, kitty, ghostty…) and OSC 777 (rxvt-unicode, foot,
 VTE-based terminals, ghostty…). Inside tmux each is wrapped in tmux's passthrough sequence, which
@@ -50,7 +51,8 @@ class Notifier:
                             markup=False)
         elif event.state is State.CANCELLED:
             self.app.notify(event.detail or "cancelled", title=f"{name} cancelled", severity="warning", markup=False)
-        if self.after > 0 and event.state is not State.SKIPPED and view.elapsed() >= self.after:
+        # A cancel is the user's own act (c, C, q) or a rebuild replacing the build: they are there.
+        if self.after > 0 and event.state in (State.SUCCEEDED, State.FAILED) and view.elapsed() >= self.after:
             self.alert(f"trt-tui: {name} {event.state.value}",
                        f"build #{view.job.id} {event.state.value} after {view.elapsed():.0f}s")
 
