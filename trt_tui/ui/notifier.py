@@ -1,13 +1,12 @@
 """What the app tells the user beyond its screen: a build's end, and on quit what was built.
 
 A build that succeeded or failed after more than `AppConfig.notify_after` seconds (the user has
-looked away; a cancelled one was the user's doing) rings the
-terminal's bell and asks the terminal for a desktop notification with the two sequences terminals
-know: OSC 9 (iTerm2, WezTerm, Windows Terminal, kitty, ghostty…) and OSC 777 (rxvt-unicode, foot,
-VTE-based terminals, ghostty…). Inside tmux each is wrapped in tmux's passthrough sequence, which
-tmux hands to the terminal around it (where its `allow-passthrough` option is on). They are written
-through the app's driver, the one writer of the real terminal while the app runs. A build's end also
-shows as a toast where it failed or was cancelled, as before.
+looked away; a cancel is the user's own doing) rings the terminal's bell and asks the terminal for a
+desktop notification with the two sequences terminals know: OSC 9 (iTerm2, WezTerm, kitty, ghostty)
+and OSC 777 (foot, WezTerm, ghostty, rxvt-unicode's notify extension). Inside tmux each is wrapped
+in tmux's passthrough sequence, which tmux hands to the terminal around it (where its
+`allow-passthrough` option is on). They are written through the app's driver, the one writer of
+the real terminal while the app runs. A build that failed or was cancelled also shows a toast.
 
 `run_app` runs the app and, once its screen is gone, prints one line of what was built, failed and
 cancelled on the process's standard output.
