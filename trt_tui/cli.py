@@ -745,7 +745,7 @@ def app_parser() -> argparse.ArgumentParser:
     app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
     app.add_argument("--theme", help="theme name (see themes/)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
-    app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build longer than this rings and notifies at its end (default 10; 0: never)")
+    app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build that ends after longer than this rings and notifies (default 10; 0: never)")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)

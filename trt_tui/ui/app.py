@@ -419,7 +419,7 @@ class TrtTuiApp(ViewActions, App[int]):
                 self.builds.set_cell(view.job.id, "Engine", human_bytes(event.engine_bytes))
             if event.peak_rss_bytes is not None:
                 self.builds.set_cell(view.job.id, "Peak", human_bytes(event.peak_rss_bytes))
-            self.notifier.ended(view, event)  # a toast where it failed or was cancelled; the bell after a long one
+            self.notifier.ended(view, event)  # toasts, and the bell after a long build
         if self.selected == view.job.id:
             self.phase_view.set_title(build_title(view, self.palette))
 

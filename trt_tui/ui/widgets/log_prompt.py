@@ -1,4 +1,4 @@
-"""The log's prompt: a search (`ctrl+f`) or where to save the log (`S`), on one line above the log.
+"""The log's prompt: a search (`ctrl+f`, "Find") or where to save the log (`S`), on one line above the log.
 
 Like the filter prompt, it takes every key while it has the focus (its input is a `FilterInput`, so
 the app's letter commands stand aside), Enter gives the text to the app (`LogPrompt.Done`) and Esc
@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from .filter_prompt import FilterInput
 
-LABELS = {"search": "search log:", "save": "save log to:"}
+LABELS = {"search": "find in log:", "save": "save log to:"}
 HINTS = {"search": "text to find, any case · ⏎ finds · esc ends the search", "save": "a file · ⏎ saves · esc cancels"}
 
 
