@@ -1,4 +1,4 @@
-"""The log's prompt: a search (`ctrl+f`, "Find") or where to save the log (`S`), on one line above the log.
+"""The log's prompt, on one line above the log: a search (`ctrl+f`, Find) or where to save it (`S`).
 
 Like the filter prompt, it takes every key while it has the focus (its input is a `FilterInput`, so
 the app's letter commands stand aside), Enter gives the text to the app (`LogPrompt.Done`) and Esc
