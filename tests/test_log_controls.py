@@ -312,3 +312,12 @@ def test_a_bad_notify_after_is_one_line_and_exit_2(cli_env, trt_tui_command, mod
     assert done.returncode == 2 and "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--notify-after" in lines[0], done.stderr
+
+
+async def test_quitting_mid_build_counts_it_cancelled(models):
+    app = held_replay_app(models)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_held_build(pilot, app)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 20)
+    assert summary(app.views.values()) == "trt-tui: 0 built, 0 failed, 1 cancelled (resnet50.onnx)"

@@ -67,7 +67,7 @@ def summary(views) -> str | None:
     None where there were none. Up-to-date models, which nothing built, are counted at the end."""
     groups: dict[str, list[str]] = {"built": [], "failed": [], "cancelled": [], "up to date": []}
     for view in views:
-        state = view.job.state
+        state = view.state  # as the build's events said: what the screen showed last
         key = {State.SUCCEEDED: "built", State.FAILED: "failed", State.SKIPPED: "up to date"}.get(state, "cancelled")
         groups[key].append(Path(str(view.job.spec.model)).name)
     if not any(groups.values()):
