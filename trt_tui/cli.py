@@ -628,7 +628,7 @@ def app_config(args):
         attach=getattr(args, "attach", None),
         ray=ray_options(args),
         vitals=vitals_from_args(args),
-        spare_memory=args.spare_memory,
+        spare_memory=args.spare_memory, notify_after=args.notify_after,
     )
 
 
@@ -657,15 +657,14 @@ def cmd_run(args) -> int:
 def cmd_app(args) -> int:
     from .app_checks import path_problem, terminal_problem, theme_problem
     from .ui.app import make_app
+    from .ui.notifier import run_app
 
     local = not args.attach  # an attached app is `serve`'s, drawn in a browser through pipes
     problem = ((local and not args.demo and path_problem(args.paths, args.watch)) or theme_problem(args.theme)
                or (local and terminal_problem()))
     if problem:
         raise UsageError(problem)
-    app = make_app(app_config(args))
-    app.run()
-    return app.return_code or 0
+    return run_app(make_app(app_config(args))).return_code or 0  # then a line of what it built
 
 
 # -- entry point ---------------------------------------------------------------------------------
@@ -682,6 +681,7 @@ def app_parser() -> argparse.ArgumentParser:
     app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
     app.add_argument("--theme", help="theme name (see themes/)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
+    app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build that ends after longer than this rings and notifies (default 10; 0: never)")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)

@@ -22,7 +22,7 @@ from textual.app import App, SystemCommand
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input
 
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
@@ -44,10 +44,12 @@ from .guard import guarded
 from .help_screen import HelpScreen
 from .log_level import LOG_LEVELS, level_note, options_at
 from .messages import BuildEvents, GpuSampled, HostSampled, ModelInfoRead, ModelsChanged, StackRead
+from .notifier import Notifier
 from .replace import force_rebuild, submit_once
 from .screens import MainScreen, PickerTable, StackScreen
 from .startup import freeze_startup_heap, started_executor
 from .themes import load_themes
+from .view_actions import ViewActions
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterInput, FilterPrompt
@@ -61,7 +63,7 @@ from .widgets.vitals_panel import VitalsPanel
 COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 
 
-class TrtTuiApp(BuildControls, App[int]):
+class TrtTuiApp(BuildControls, ViewActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -122,6 +124,7 @@ class TrtTuiApp(BuildControls, App[int]):
         self._due_machine: dict[type, Message] = {}  # the newest GPU and host readings not yet shown
         self._shown_machine: set[type] = set()  # the kinds of reading shown once already
         self._quitting = False
+        self.notifier = Notifier(self, 0 if config.attach else config.notify_after)  # served: not its builds
         self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
         self.handler_errors: deque[str] = deque(maxlen=50)
         self._notified_errors: set[tuple[str, str]] = set()
@@ -411,6 +414,7 @@ class TrtTuiApp(BuildControls, App[int]):
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
         self.picker.set_last_state(model, event.state)  # a running build is the model's last one too
         if event.state.final:
+            view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
                 self._due_vitals.discard(view.job.id)
@@ -418,12 +422,7 @@ class TrtTuiApp(BuildControls, App[int]):
                 self.builds.set_size(view.job.id, "Engine", event.engine_bytes)
             if event.peak_rss_bytes is not None:
                 self.builds.set_size(view.job.id, "Peak", event.peak_rss_bytes)
-            if event.state is State.FAILED:
-                self.notify(event.error or "build failed", title=f"{Path(model).name} failed", severity="error", timeout=10,
-                            markup=False)
-            elif event.state is State.CANCELLED:
-                self.notify(event.detail or "cancelled", title=f"{Path(model).name} cancelled", severity="warning",
-                            markup=False)
+            self.notifier.ended(view, event)  # toasts, and the bell after a long build
         if self.selected == view.job.id:
             self.phase_view.set_title(build_title(view, self.palette))
 
@@ -601,7 +600,7 @@ class TrtTuiApp(BuildControls, App[int]):
         self.log_pane.min_severity = level
         if note := level_note(level, self.config.options, served=bool(self.config.attach)):
             self.notify(note, timeout=8, markup=False)
-        self.query_one("#log-title", Static).update(f"Log · level {level.label} (l to change)")
+        self.retitle_log()
         view = self.views.get(self.selected) if self.selected is not None else None
         self.log_pane.show(view.logs if view else [])
 

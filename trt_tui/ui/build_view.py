@@ -24,6 +24,7 @@ from textual.color import Color, ColorParseError
 from ..core.estimates import eta, eta_text
 from ..core.events import StackDump, State
 from ..core.job import BuildJob
+from ..core.log_store import LogStore
 from ..core.phases import Phase, PhaseTree
 from ..core.units import human_seconds
 
@@ -37,7 +38,7 @@ class BuildView:
     job: BuildJob
     clock: Callable[[], float] = time.monotonic
     tree: PhaseTree = field(default_factory=PhaseTree)
-    logs: deque = field(default_factory=lambda: deque(maxlen=5000))
+    logs: LogStore = field(default_factory=LogStore)  # every line: the newest in memory, the rest on disk
     state: State = State.QUEUED
     last_event_at: float = 0.0
     detail: str | None = None

@@ -27,3 +27,4 @@ class AppConfig:
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
+    notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)

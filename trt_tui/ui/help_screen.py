@@ -23,6 +23,8 @@ PANE_KEYS = (
     ("Builds", "⏎", "the selected build's actions (as m)"),
     ("History (h)", "space / d", "mark a build / compare the two marked (or the marked and the highlighted)"),
     ("Filter", "⏎ / esc", "keep the filter and return to the list / clear it"),
+    ("Log", "↑ PgUp / End", "scrolling up holds the log still for reading; End follows the newest line again"),
+    ("Log search / save", "⏎ / esc", "search (or save) / leave the prompt; esc in the search ends it"),
     ("Stacks (s)", "y", "copy all the stacks (for a bug report); esc closes"),
     ("Anywhere", "tab", "next pane; ctrl+p opens the command palette"),
 )
@@ -36,7 +38,8 @@ PANES = (
     ("Host / GPU", "the machine: CPU and memory, and each GPU NVML reports"),
     ("Phases", "the selected build's TensorRT phases as TensorRT nests them: ▸ runs, ✗ was stopped; "
                "bar, steps and time; the ETA once the model has history"),
-    ("Log", "the selected build's TensorRT log, at the level l chooses"),
+    ("Log", "the selected build's TensorRT log, at the level l chooses: every line is kept (the oldest on "
+            "disk) and S saves them all; the title says when it is held still, wrapped or searched"),
 )
 
 

@@ -3,7 +3,8 @@
 `MainScreen` only lays out the widgets (the layout is in `app.tcss`); the app drives them. Once they
 are mounted it calls the app back, which then starts discovering models and sampling.
 Below `NARROW` columns the screen takes the class `-narrow`: the model details and the machine panes
-give their room to the phase tree and the log. Observing a program (`trt-tui run`), it takes the
+give their room to the phase tree and the log; below `COMPACT` the panes stack, the builds list
+over the phases, at the whole width. Observing a program (`trt-tui run`), it takes the
 class `-observing`: there are no models to pick, so the picker, its filter and details are hidden.
 """
 
@@ -24,12 +25,14 @@ from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel
 from .widgets.key_bar import KeyBar
 from .widgets.log_pane import LogPane
+from .widgets.log_prompt import LogPrompt
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import ModelPicker
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 NARROW = 120  # columns
+COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
 
 
 class PickerTable(ModelPicker):
@@ -41,7 +44,9 @@ HEADER_ICON = "≡"
 
 class MainScreen(Screen):
     """Models, their details, the builds, the selected build's vitals and the machine on the left;
-    the selected build's phases and log on the right."""
+    the selected build's phases and log on the right. A zoomed pane (`z`) shows with the key bar."""
+
+    ALLOW_IN_MAXIMIZED_VIEW = "KeyBar"
 
     def __init__(self, on_mount: Callable[[MainScreen], None]) -> None:
         """`on_mount`: called once the panes are mounted, before any key is handled, so that the
@@ -67,6 +72,7 @@ class MainScreen(Screen):
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
                 yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
+                yield LogPrompt(id="log-prompt")
                 yield LogPane(id="log")
         yield KeyBar()
 
@@ -75,6 +81,7 @@ class MainScreen(Screen):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < NARROW, "-narrow")
+        self.set_class(event.size.width < COMPACT, "-compact")
 
 
 class StackScreen(ModalScreen):

@@ -1,0 +1,96 @@
+"""The app's commands on what the screen shows: the log pane's (follow, search, next warning or
+error, wrap, save) and the zoom. A mixin of `TrtTuiApp`, so that each is the app's `action_<name>`
+as the command table wants, without growing the app's module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static
+
+from ..core.log_store import NotOurs, save_log
+from .widgets.log_pane import LogPane
+from .widgets.log_prompt import LogPrompt
+
+
+class ViewActions:
+    """Needs the app's `log_pane`, `views`, `selected` and `notify`."""
+
+    @property
+    def log_prompt(self) -> LogPrompt:
+        self.screen.minimize()  # a zoomed pane would hide the prompt, which sits above the log
+        return self.screen.query_one(LogPrompt)
+
+    def _selected_view(self):
+        return self.views.get(self.selected) if self.selected is not None else None
+
+    def retitle_log(self) -> None:
+        pane = self.log_pane
+        self.query_one("#log-title", Static).update(
+            f"Log · level {pane.min_severity.label} (l to change){pane.status()}")
+
+    def on_log_pane_changed(self, message: LogPane.Changed) -> None:
+        self.retitle_log()
+
+    def action_toggle_log_follow(self) -> None:
+        self.log_pane.follow(not self.log_pane.following)
+
+    def action_search_log(self) -> None:
+        self.log_prompt.open("search", self.log_pane.query_text)
+
+    def action_next_match(self, step: int = 1) -> None:
+        if not self.log_pane.query_text:
+            self.notify("No search: ctrl+f searches the log", severity="warning")
+        elif not self.log_pane.next_match(step):
+            self.notify(f"“{self.log_pane.query_text}” is not in the log shown", markup=False)
+
+    def action_previous_match(self) -> None:
+        self.action_next_match(-1)
+
+    def action_next_problem(self) -> None:
+        if not self.log_pane.next_problem():
+            self.notify("No warning or error in the log shown")
+
+    def action_toggle_wrap(self) -> None:
+        self.log_pane.set_wrap(not self.log_pane.wrap)
+
+    def action_save_log(self) -> None:
+        view = self._selected_view()
+        if view is None:
+            self.notify("No build selected", severity="warning")
+            return
+        self.log_prompt.open("save", f"{Path(view.job.spec.model).stem}-{view.job.id}.log")
+
+    def on_log_prompt_done(self, message: LogPrompt.Done) -> None:
+        self.log_pane.focus()
+        if message.mode == "search":  # Esc (no text) ends the search, as it clears the filter
+            if not self.log_pane.search(message.text or "") and message.text:
+                self.notify(f"“{message.text}” is not in the log shown", markup=False)
+        elif message.text:
+            self._save_log(Path(message.text).expanduser())
+
+    def _save_log(self, path: Path) -> None:
+        view = self._selected_view()
+        if view is None:
+            return
+        path = path if path.is_absolute() else Path.cwd() / path
+        title = f"build #{view.job.id} {view.job.spec.model} · {view.state.value}"
+        try:
+            count = save_log(view.logs, path, title)
+        except NotOurs as exc:
+            self.notify(str(exc), title="Log not saved", severity="error", timeout=10, markup=False)
+        except OSError as exc:
+            self.notify(f"{path}: {exc.strerror or exc}", title="Log not saved", severity="error", timeout=10,
+                        markup=False)
+        else:
+            self.notify(f"{count} lines of #{view.job.id} saved to {path}", title="Log saved", timeout=10,
+                        markup=False)
+
+    def action_zoom(self) -> None:
+        """The focused pane fills the screen (the key bar stays); again, back to every pane."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif screen.focused is None or not screen.maximize(screen.focused, container=False):
+            self.notify("Move to a pane (Tab) to zoom it", severity="warning")
