@@ -610,6 +610,7 @@ def app_config(args):
         ray=ray_options(args),
         vitals=vitals_from_args(args),
         spare_memory=args.spare_memory,
+        keys=args.keys,
     )
 
 
@@ -712,6 +713,8 @@ def cmd_app(args) -> int:
 
 def app_parser() -> argparse.ArgumentParser:
     """`trt-tui [PATHS]`: the app."""
+    from .config_file import add_config_options
+
     app = Parser(
         prog="trt-tui",
         description="Watch TensorRT engine builds live and cancel them. Subcommands: "
@@ -719,11 +722,12 @@ def app_parser() -> argparse.ArgumentParser:
     )
     app.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
     app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
-    app.add_argument("--theme", help="theme name (see themes/)")
+    app.add_argument("--theme", help="theme name (--list-themes prints them)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)
+    add_config_options(app)
     return app
 
 
@@ -835,6 +839,8 @@ def entry() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
+    from .config_file import apply_config_file, print_config
+
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):
         from .cli_suggest import unknown_command
@@ -844,9 +850,15 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
     parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
+        config = apply_config_file(parser)  # the file's values are the parser's defaults
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    except UsageError as exc:
+        print(f"trt-tui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "print_config", False):
+        return print_config(config, parser, argv, args)
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
                "serve": cmd_serve, "run": cmd_run}.get(getattr(args, "command", None), cmd_app)
     try:
@@ -854,7 +866,7 @@ def main(argv: list[str] | None = None) -> int:
         _done_with_everything = handler is cmd_build and args.executor != "ray"
         return code
     except UsageError as exc:
-        print(f"trt-tui: {exc}", file=sys.stderr)
+        print(f"trt-tui: {config.blame(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_CANCELLED

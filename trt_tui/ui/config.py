@@ -26,4 +26,5 @@ class AppConfig:
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
+    keys: dict[str, str] = field(default_factory=dict)  # the config file's [keys]: action -> key
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
