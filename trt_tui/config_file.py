@@ -101,8 +101,7 @@ def converted(config: ConfigFile, key: str, action: argparse.Action, value: obje
     result = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise config.problem(key, f"must be {'text or a number' if action.type is None else 'a value'}"
-                                      f" as --{key.replace('_', '-')} takes it, not {item!r}")
+            raise config.problem(key, f"must be text or a number, as {action.option_strings[-1]} takes, not {item!r}")
         text = str(item)
         try:
             item = action.type(text) if action.type is not None else text
