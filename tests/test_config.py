@@ -10,7 +10,7 @@ import pytest
 
 from trt_tui import cli
 from trt_tui.config_file import apply_config_file
-from trt_tui.core.events import State
+from trt_tui.core.events import Severity, State
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.ui.app import make_app
@@ -182,16 +182,18 @@ def test_list_themes_prints_the_names_theme_takes(trt_tui) -> None:
 
 async def test_a_remapped_key_runs_its_command_and_the_old_key_does_not(config_home, mnist_dir, monkeypatch) -> None:
     """`[keys] cancel = "x"`: x cancels the running build, c no longer does, and the key bar, the help
-    and the palette say x."""
+    and the palette say x. The file's `log-level` is the log pane's at start."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     monkeypatch.delenv("TRT_TUI_CONFIG", raising=False)
-    write_config(config_home, '[keys]\ncancel = "x"\n')
+    write_config(config_home, 'log-level = "warning"\n[keys]\ncancel = "x"\n')
     parser = cli.app_parser()
     apply_config_file(parser)
     config = cli.app_config(parser.parse_args([str(mnist_dir)]))
     events, engine_bytes = load_trace(TRACES, "mnist.onnx:full")
     app = make_app(config, executor=ReplayExecutor(events, engine_bytes, hold_at=len(events) // 2))
     async with app.run_test(size=(160, 48)) as pilot:
+        assert app.log_pane.min_severity is Severity.WARNING
+        assert "level warning" in str(app.screen.query_one("#log-title").render())
         await pilot.press("enter")
         await wait_until(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING)
         bar = app.screen.query_one(KeyBar).render().plain

@@ -603,6 +603,7 @@ def app_config(args):
         executor=args.executor,
         cancel_grace=args.cancel_grace,
         theme=args.theme,
+        log_level=args.log_level,
         watch=args.watch,
         history=args.history,
         trace=args.trace,
@@ -724,6 +725,8 @@ def app_parser() -> argparse.ArgumentParser:
     app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
     app.add_argument("--theme", help="theme name (--list-themes prints them)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
+    app.add_argument("--log-level", choices=("warning", "info", "verbose", "error"), default="info",
+                     help="the log pane's level at start (l cycles it; default info)")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)

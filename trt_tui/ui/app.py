@@ -115,7 +115,7 @@ class TrtTuiApp(App[int]):
         self.follow_newest = False  # a new build takes the selection only when asked for (or `n`)
         self._user_placed = False  # the user chose a build (asked for one, moved the cursor)
         self._dropped: set[int] = set()  # builds a change on disk started that found the engine current
-        self.log_level_index = 1
+        self.log_level_index = [level.label for level in LOG_LEVELS].index(config.log_level)
         self._stop_gpu = threading.Event()
         self._due_vitals: set[int] = set()  # builds with a reading not yet shown
         self._due_machine: dict[type, Message] = {}  # the newest GPU and host readings not yet shown

@@ -18,6 +18,7 @@ class AppConfig:
     executor: str | None = None
     cancel_grace: float = DEFAULT_CANCEL_GRACE
     theme: str | None = None
+    log_level: str = "info"  # the log pane's level at start (a label of `log_level.LOG_LEVELS`)
     gpu_interval: float = 1.0
     watch: bool = False
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
