@@ -48,9 +48,9 @@ def trt_tui(cli_env, trt_tui_command, config_home):
     user config directory."""
     env = {**cli_env, "XDG_CONFIG_HOME": str(config_home)}
 
-    def run(*args, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def run(*args, extra_env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([*trt_tui_command, *map(str, args)], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, env={**env, **(extra_env or {})}, timeout=120,
+                              stdin=subprocess.DEVNULL, env={**env, **(extra_env or {})}, cwd=cwd, timeout=120,
                               check=False)
 
     return run
@@ -220,3 +220,35 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         assert waited < timeout, "condition not met"
         await pilot.pause(0.05)
         waited += 0.05
+
+
+def test_a_projects_pyproject_table_is_read_over_the_users_file(trt_tui, config_home, tmp_path) -> None:
+    """`[tool.trt-tui]` of the nearest pyproject.toml is nearer the models, so it wins over the user's file;
+    its errors name the table."""
+    user = write_config(config_home, 'jobs = 3\nexecutor = "process"\n')
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "p"\n\n[tool.trt-tui]\njobs = 4\n\n[tool.trt-tui.keys]\ncancel = "x"\n')
+    values = printed(trt_tui("--print-config", cwd=project / "models"))
+    assert values["jobs"] == ("4", str(pyproject))
+    assert values["executor"] == ('"process"', str(user))
+    assert values["cancel"] == ('"x"', str(pyproject))
+    pyproject.write_text("[tool.trt-tui]\njobs = 0\n")
+    result = trt_tui("--print-config", cwd=project / "models")
+    assert result.returncode == EXIT_USAGE
+    assert one_line(result) == f"trt-tui: {pyproject}: tool.trt-tui.jobs: must be 1 to 256, not 0"
+
+
+def test_the_config_directory_is_platformdirs_own(monkeypatch, tmp_path) -> None:
+    """Worked out without importing platformdirs where that is possible; the same directory."""
+    from platformdirs import user_config_dir
+
+    from trt_tui.config_file import user_config_dir as ours
+
+    for xdg in (str(tmp_path / "xdg"), "", None):
+        if xdg is None:
+            monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
+        assert ours() == Path(user_config_dir("trt-tui"))

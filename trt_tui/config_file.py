@@ -29,9 +29,18 @@ NOT_SETTINGS = frozenset({"print-config", "list-themes", "demo", "output"})
 def config_path() -> Path:
     if named := os.environ.get(ENV):
         return Path(named).expanduser()
+    return user_config_dir() / "config.toml"
+
+
+def user_config_dir() -> Path:
+    """platformdirs' user config directory of trt-tui. On Linux, the XDG one worked out as platformdirs
+    does: importing platformdirs imports tempfile and shutil, which every command would then load
+    before it starts, for this one path."""
+    if sys.platform == "linux":
+        return Path(os.environ.get("XDG_CONFIG_HOME", "").strip() or Path.home() / ".config") / "trt-tui"
     from platformdirs import user_config_dir
 
-    return Path(user_config_dir("trt-tui")) / "config.toml"
+    return Path(user_config_dir("trt-tui"))
 
 
 class FileDefault(list):
@@ -42,16 +51,20 @@ class FileDefault(list):
         return []
 
 
+def problem(where: str, what: str) -> UsageError:
+    """`where`: the file and the key, as `file: key`."""
+    return UsageError(f"{where}: {what}")
+
+
 @dataclass
 class ConfigFile:
-    path: Path
+    path: Path  # the user's config file
     found: bool = False
+    project: Path | None = None  # the pyproject.toml whose [tool.trt-tui] is read
     values: dict[str, object] = field(default_factory=dict)  # dest -> value, as its option's type made it
-    names: dict[str, str] = field(default_factory=dict)  # dest -> the key as the file spells it
+    origins: dict[str, tuple[Path, str]] = field(default_factory=dict)  # dest -> the file and key that gave it
     keys: dict[str, str] = field(default_factory=dict)  # action -> key
-
-    def problem(self, key: str, what: str) -> UsageError:
-        return UsageError(f"{self.path}: {key}: {what}")
+    key_origins: dict[str, Path] = field(default_factory=dict)  # action -> the file that gave its key
 
     def blame(self, message: str, args: argparse.Namespace) -> str:
         """A later check's complaint about an option (`--theme x: ...`), with the file and key in front
@@ -59,7 +72,8 @@ class ConfigFile:
         option = message.split(" ", 1)[0].rstrip(":,")
         dest = option[2:].replace("-", "_")
         if option.startswith("--") and dest in self.values and vars(args).get(dest) == self.values[dest]:
-            return f"{self.path}: {self.names[dest]}: {message}"
+            path, key = self.origins[dest]
+            return f"{path}: {key}: {message}"
         return message
 
 
@@ -90,79 +104,113 @@ def every_option() -> frozenset[str]:
     return frozenset(name for p in [app_parser(), *parsers_in(command_parser())] for name in options_of(p))
 
 
-def converted(config: ConfigFile, key: str, action: argparse.Action, value: object) -> object:
+def converted(where: str, action: argparse.Action, value: object) -> object:
     """`value` as the option's type and choices take it from the command line."""
     if action.nargs == 0:  # a flag
         if not isinstance(value, bool):
-            raise config.problem(key, f"must be true or false, not {value!r}")
+            raise problem(where, f"must be true or false, not {value!r}")
         return value
     repeatable = isinstance(action, argparse._AppendAction)
     items = value if repeatable and isinstance(value, list) else [value]
     result = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise config.problem(key, f"must be text or a number, as {action.option_strings[-1]} takes, not {item!r}")
+            raise problem(where, f"must be text or a number, as {action.option_strings[-1]} takes, not {item!r}")
         text = str(item)
         try:
             item = action.type(text) if action.type is not None else text
         except argparse.ArgumentTypeError as exc:
-            raise config.problem(key, str(exc)) from None
+            raise problem(where, str(exc)) from None
         except (TypeError, ValueError):
-            raise config.problem(key, f"{text!r} is not a valid {getattr(action.type, '__name__', 'value')}") from None
+            raise problem(where, f"{text!r} is not a valid {getattr(action.type, '__name__', 'value')}") from None
         if action.choices is not None and item not in action.choices:
-            raise config.problem(key, f"must be one of {', '.join(map(str, action.choices))}, not {text!r}")
+            raise problem(where, f"must be one of {', '.join(map(str, action.choices))}, not {text!r}")
         result.append(item)
     return FileDefault(result) if repeatable else result[0]
 
 
 def read(path: Path, named: bool) -> dict | None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+    """The TOML file at `path`; None where there is none (and `named` is false: the user did not name it)."""
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        data = path.read_bytes()
     except FileNotFoundError:
         if named:
             raise UsageError(f"{path}: no such file (${ENV} names it)") from None
         return None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        return tomllib.loads(data.decode())
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text, so not a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
 
 
+def project_table(start: Path) -> tuple[Path, dict] | None:
+    """`[tool.trt-tui]` of the nearest pyproject.toml at or above `start`, if it has one. Only a file
+    with such a table is parsed: a project's unrelated pyproject.toml is none of trt-tui's business."""
+    for directory in (start, *start.parents):
+        path = directory / "pyproject.toml"
+        try:
+            text = path.read_bytes()
+            if b"tool.trt-tui" not in text and b'tool."trt-tui"' not in text:
+                return None
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        table = (read(path, named=True) or {}).get("tool", {}).get("trt-tui")
+        return (path, table) if isinstance(table, dict) else None
+    return None
+
+
 def apply_config_file(parser: argparse.ArgumentParser) -> ConfigFile:
-    """Read the config file and make its values `parser`'s defaults; a bad file, key or value is a
-    UsageError that names the file and the key."""
+    """Read the config file, then the project's `[tool.trt-tui]` (nearer, so it wins), and make their
+    values `parser`'s defaults; a bad file, key or value is a UsageError that names the file and key."""
     config = ConfigFile(config_path())
-    data = read(config.path, bool(os.environ.get(ENV)))
-    if data is None:
-        return config
-    config.found = True
-    keys = data.pop(KEYS, {})
-    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
-        raise config.problem(KEYS, 'must be a table of action = "key", e.g. [keys] then cancel = "x"')
+    layers = []
+    if (data := read(config.path, bool(os.environ.get(ENV)))) is not None:
+        config.found = True
+        layers.append((config.path, "", data))
+    if (project := project_table(Path.cwd())) is not None:
+        config.project = project[0]
+        layers.append((project[0], "tool.trt-tui.", project[1]))
     for target in parsers_in(parser):
         options = options_of(target)
-        defaults = {}
-        for key, value in data.items():
-            name = key.replace("_", "-")
-            if name in options:
-                action = options[name]
-                defaults[action.dest] = config.values[action.dest] = converted(config, key, action, value)
-                config.names[action.dest] = key
-            elif isinstance(value, dict):
-                raise config.problem(key, f"no such table (the file's tables: [{KEYS}])")
-            elif name not in every_option():
-                raise config.problem(key, f"no such option{did_you_mean(name, options)}")
+        for path, prefix, data in layers:
+            take(config, target, options, path, prefix, dict(data))
+        dests = {action.dest for action in options.values()}
+        defaults = {dest: value for dest, value in config.values.items() if dest in dests}
         if target.get_default("keys") is not None:  # a parser of the app (`add_config_options`)
-            defaults["keys"] = config.keys = checked_keys(config, keys)
+            defaults["keys"] = config.keys
         target.set_defaults(**defaults)
     return config
+
+
+def take(config: ConfigFile, target: argparse.ArgumentParser, options: dict[str, argparse.Action], path: Path,
+         prefix: str, data: dict) -> None:
+    """One file's values over those of the files before it; `prefix`: the table they are in."""
+    keys = data.pop(KEYS, {})
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise problem(f"{path}: {prefix}{KEYS}", 'must be a table of action = "key", e.g. [keys] then cancel = "x"')
+    for key, value in data.items():
+        where, name = f"{path}: {prefix}{key}", key.replace("_", "-")
+        if name in options:
+            action = options[name]
+            config.values[action.dest] = converted(where, action, value)
+            config.origins[action.dest] = (path, prefix + key)
+        elif isinstance(value, dict):
+            raise problem(where, f"no such table (the file's tables: [{KEYS}])")
+        elif name not in every_option():
+            raise problem(where, f"no such option{did_you_mean(name, options)}")
+    if keys and target.get_default("keys") is not None:
+        config.keys = checked_keys(f"{path}: {prefix}{KEYS}", {**config.keys, **keys})
+        config.key_origins.update(dict.fromkeys((action.replace("-", "_") for action in keys), path))
 
 
 def did_you_mean(name: str, options: dict) -> str:
@@ -172,14 +220,14 @@ def did_you_mean(name: str, options: dict) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def checked_keys(config: ConfigFile, keys: dict[str, str]) -> dict[str, str]:
+def checked_keys(where: str, keys: dict[str, str]) -> dict[str, str]:
     from .ui.commands import COMMANDS, with_keys
 
     remap = {action.replace("-", "_"): key for action, key in keys.items()}
     try:
         with_keys(COMMANDS, remap)
     except ValueError as exc:
-        raise config.problem(KEYS, str(exc)) from None
+        raise problem(where, str(exc)) from None
     return remap
 
 
@@ -209,11 +257,12 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
     """Each option's value in force, as the file would spell it, and where it came from."""
     given = given_on_command_line(argv)
     state = "" if config.found else " (none there)"
-    print(f"# the options in force; the config file: {config.path}{state}")
+    also = f"; then [tool.trt-tui] of {config.project}" if config.project else ""
+    print(f"# the options in force; the config file: {config.path}{state}{also}")
     for name, action in options_of(parser).items():
         value = vars(args)[action.dest]
-        source = ("command line" if action.dest in given else str(config.path) if action.dest in config.values
-                  else "default")
+        source = ("command line" if action.dest in given else config.origins[action.dest][0]
+                  if action.dest in config.origins else "default")
         if value is None:
             print(f"# {name}: not set  # {source}")
         else:
@@ -222,7 +271,7 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
 
     print(f"[{KEYS}]")
     for command in with_keys(COMMANDS, config.keys):
-        source = config.path if command.action in config.keys else "default"
+        source = config.key_origins.get(command.action, "default")
         print(f"{command.action} = {toml_value(command.key)}  # {source}")
     return 0
 
