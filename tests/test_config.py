@@ -252,3 +252,11 @@ def test_the_config_directory_is_platformdirs_own(monkeypatch, tmp_path) -> None
         else:
             monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
         assert ours() == Path(user_config_dir("trt-tui"))
+
+
+def test_run_checks_the_keys_of_its_app_too(trt_tui, config_home) -> None:
+    """`trt-tui run` opens the same app: a bad [keys] stops it before the program starts."""
+    path = write_config(config_home, '[keys]\ncancel = "r"\n')
+    result = trt_tui("run", "--", "python", "-c", "print('ran')")
+    assert result.returncode == EXIT_USAGE
+    assert one_line(result).startswith(f"trt-tui: {path}: keys: 'r' for cancel is already the key of rebuild")

@@ -631,14 +631,14 @@ def cmd_run(args) -> int:
     note = not_observable(argv)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from .app_checks import theme_problem
-        from .ui.app import make_app
+        from .ui.app import AppConfig, make_app
 
         if problem := theme_problem(args.theme):
             raise UsageError(problem)
 
         run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace,
                          vitals=args.vitals, history=args.history)
-        app = make_app(run=run)
+        app = make_app(AppConfig(keys=args.keys), run=run)
         if args.theme:
             app.theme = args.theme
         if note:
@@ -766,6 +766,7 @@ def _run_command(r: argparse.ArgumentParser) -> None:
     r.add_argument("--theme", help="theme name (see themes/)")
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    r.set_defaults(keys={})  # the config file's [keys], as the app's
     add_vitals_options(r)
 
 
