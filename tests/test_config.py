@@ -260,3 +260,19 @@ def test_run_checks_the_keys_of_its_app_too(trt_tui, config_home) -> None:
     result = trt_tui("run", "--", "python", "-c", "print('ran')")
     assert result.returncode == EXIT_USAGE
     assert one_line(result).startswith(f"trt-tui: {path}: keys: 'r' for cancel is already the key of rebuild")
+
+
+async def test_two_commands_may_swap_their_keys(config_home, mnist_dir, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.delenv("TRT_TUI_CONFIG", raising=False)
+    write_config(config_home, '[keys]\ncancel = "r"\nrebuild = "c"\n')
+    parser = cli.app_parser()
+    apply_config_file(parser)
+    events, engine_bytes = load_trace(TRACES, "mnist.onnx:full")
+    app = make_app(cli.app_config(parser.parse_args([str(mnist_dir)])), executor=ReplayExecutor(events, engine_bytes))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        active = app.screen.active_bindings
+        assert active["r"].binding.action == "cancel" and active["c"].binding.action == "rebuild"
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.return_code is not None)

@@ -87,7 +87,7 @@ class TrtTuiApp(App[int]):
         super().__init__()
         self.config = config
         self.commands = with_keys(COMMANDS, config.keys)  # the config file's [keys] in place
-        self.set_keymap(keymap(self.commands))
+        self.set_keymap(keymap(self.commands, config.keys))
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
         self.run_ = run
         if run is not None:

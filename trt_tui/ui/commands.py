@@ -98,6 +98,7 @@ def with_keys(commands: tuple[Command, ...], keys: Mapping[str, str]) -> tuple[C
     return remapped
 
 
-def keymap(commands: tuple[Command, ...]) -> dict[str, str]:
-    """Textual's keymap (binding id -> key) that gives the app's bindings the keys of `commands`."""
-    return {command.action: command.key for command in commands}
+def keymap(commands: tuple[Command, ...], remapped: Mapping[str, str]) -> dict[str, str]:
+    """Textual's keymap (binding id -> key) for the `remapped` actions of `commands` (`with_keys`'). Only
+    those: Textual applies a keymap to every binding each time it works out which keys do what."""
+    return {command.action: command.key for command in commands if command.action in remapped}
