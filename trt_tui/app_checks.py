@@ -48,12 +48,16 @@ def theme_problem(name: str | None) -> str | None:
     """An unknown `--theme`, with the names there are (trt-tui's and the user's first, then Textual's)."""
     if not name:
         return None
+    known = known_themes()
+    if name in known:
+        return None
+    return f"--theme {name}: no such theme; known themes: {', '.join(known)}"
+
+
+def known_themes() -> list[str]:
+    """The names `--theme` takes: trt-tui's and the user's first, then Textual's."""
     from textual.theme import BUILTIN_THEMES
 
     from .ui.themes import load_themes
 
-    ours = [theme.name for theme in load_themes()]
-    known = list(dict.fromkeys([*ours, *BUILTIN_THEMES]))
-    if name in known:
-        return None
-    return f"--theme {name}: no such theme; known themes: {', '.join(known)}"
+    return list(dict.fromkeys([*(theme.name for theme in load_themes()), *BUILTIN_THEMES]))

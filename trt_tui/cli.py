@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .cli_help_format import HelpFormatter
 from .core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
 from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
@@ -56,32 +57,6 @@ def seconds(text: str) -> float:
 
 
 # -- option parsing ----------------------------------------------------------------------------
-
-
-def terminal_columns() -> int:
-    """What `shutil.get_terminal_size().columns` says ($COLUMNS, else the terminal of stdout, else 80),
-    without importing shutil."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's, sized as argparse sizes it. argparse makes a formatter for every option it is given
-    (to check its metavar) and the stock one imports `shutil` (and with it bz2 and lzma, ~3-5 ms) to
-    ask the terminal's width: every `trt-tui build` paid that before its build began, help or not."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         terminal_columns() - 2 if width is None else width)
 
 
 class Parser(argparse.ArgumentParser):
@@ -622,6 +597,7 @@ def app_config(args):
         executor=args.executor,
         cancel_grace=args.cancel_grace,
         theme=args.theme,
+        log_level=args.log_level,
         watch=args.watch,
         history=args.history,
         trace=args.trace,
@@ -629,6 +605,7 @@ def app_config(args):
         ray=ray_options(args),
         vitals=vitals_from_args(args),
         spare_memory=args.spare_memory, notify_after=args.notify_after,
+        keys=args.keys,
     )
 
 
@@ -672,6 +649,8 @@ def cmd_app(args) -> int:
 
 def app_parser() -> argparse.ArgumentParser:
     """`trt-tui [PATHS]`: the app."""
+    from .config_file import add_config_options
+
     app = Parser(
         prog="trt-tui",
         description="Watch TensorRT engine builds live and cancel them. Subcommands: "
@@ -679,12 +658,15 @@ def app_parser() -> argparse.ArgumentParser:
     )
     app.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
     app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
-    app.add_argument("--theme", help="theme name (see themes/)")
+    app.add_argument("--theme", help="theme name (--list-themes prints them)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
     app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build that ends after longer than this rings and notifies (default 10; 0: never)")
+    app.add_argument("--log-level", choices=("warning", "info", "verbose", "error"), default="info",
+                     help="the log pane's level at start (l cycles it; default info)")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)
+    add_config_options(app)
     return app
 
 
@@ -721,6 +703,7 @@ def _run_command(r: argparse.ArgumentParser) -> None:
     r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     r.add_argument("--force", action="store_true", help="replace a --trace file trt-tui did not write")
     r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    r.set_defaults(keys={})  # the config file's [keys], as the app's
     add_vitals_options(r)
 
 
@@ -797,6 +780,8 @@ def entry() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
+    from .config_file import apply_config_file, print_config
+
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):
         from .cli_suggest import unknown_command
@@ -806,9 +791,15 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
     parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
+        config = apply_config_file(parser)  # the file's values are the parser's defaults
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
+    except UsageError as exc:
+        print(f"trt-tui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "print_config", False):
+        return print_config(config, parser, argv, args)
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
                "serve": cmd_serve, "run": cmd_run}.get(getattr(args, "command", None), cmd_app)
     try:
@@ -816,7 +807,7 @@ def main(argv: list[str] | None = None) -> int:
         _done_with_everything = handler is cmd_build and args.executor != "ray"
         return code
     except (UsageError, OutputRefused) as exc:  # one line, whatever the file names in it hold
-        print(f"trt-tui: {escaped(str(exc))}", file=sys.stderr)
+        print(f"trt-tui: {escaped(config.blame(str(exc), args))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_CANCELLED

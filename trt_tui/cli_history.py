@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from .cli import EXIT_OK, EXIT_USAGE, UsageError, terminal_columns
+from .cli import EXIT_OK, EXIT_USAGE, UsageError
+from .cli_help_format import terminal_columns
 
 
 def history_command(args) -> int:

@@ -71,11 +71,11 @@ def run_program(argv: list[str], args) -> int:
 
 
 def run_app(argv: list[str], args) -> int:
-    from .ui.app import make_app
+    from .ui.app import AppConfig, make_app
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
                      history=args.history)
-    app = make_app(run=run)
+    app = make_app(AppConfig(keys=args.keys), run=run)
     if args.theme:
         app.theme = args.theme
 

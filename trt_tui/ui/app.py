@@ -38,7 +38,7 @@ from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_actions import BuildControls
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
-from .commands import BINDINGS, COMMANDS, PALETTE, PICKER_ACTIONS
+from .commands import BINDINGS, COMMANDS, PICKER_ACTIONS, keymap, with_keys
 from .config import AppConfig
 from .guard import guarded
 from .help_screen import HelpScreen
@@ -90,6 +90,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         """`run`: a `ProgramRun` (`trt-tui run -- CMD`) whose program and builds the app shows."""
         super().__init__()
         self.config = config
+        self.commands = with_keys(COMMANDS, config.keys)  # the config file's [keys] in place
+        self.set_keymap(keymap(self.commands, config.keys))
         self.clock: Callable[[], float] = time.monotonic  # frozen by snapshot tests
         self.run_ = run
         if run is not None:
@@ -118,7 +120,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         self.follow_newest = False  # a new build takes the selection only when asked for (or `n`)
         self._user_placed = False  # the user chose a build (asked for one, moved the cursor)
         self._dropped: set[int] = set()  # builds a change on disk started that found the engine current
-        self.log_level_index = 1
+        self.log_level_index = [level.label for level in LOG_LEVELS].index(config.log_level)
         self._stop_gpu = threading.Event()
         self._due_vitals: set[int] = set()  # builds with a reading not yet shown
         self._due_machine: dict[type, Message] = {}  # the newest GPU and host readings not yet shown
@@ -652,7 +654,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         self.notify("New builds take the selection" if self.follow_newest else "The selection stays where it is")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(c for c in COMMANDS if self.check_action(c.action, ()) is not False))
+        self.push_screen(HelpScreen(c for c in self.commands if self.check_action(c.action, ()) is not False))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Commands that pick models are not offered where there is no picker (a run's app); a served
@@ -702,10 +704,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
     def get_system_commands(self, screen: Screen):
         """Textual's own (theme, screenshot…) less its quit and key panel, which ours replace, then ours."""
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
-        for command in PALETTE:
-            if self.check_action(command.action, ()) is not False:
-                yield SystemCommand(command.description, f"{command.keys_text} · {command.help}",
-                                    getattr(self, f"action_{command.action}"))
+        yield from (SystemCommand(c.description, f"{c.keys_text} · {c.help}", getattr(self, f"action_{c.action}"))
+                    for c in self.commands if c.palette and self.check_action(c.action, ()) is not False)
 
 
 def make_app(config: AppConfig | None = None, **kwargs) -> TrtTuiApp:

@@ -7,9 +7,11 @@ outside the filter prompt (`/`), which takes every key until Enter or Esc.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from textual.binding import Binding
+from textual.keys import Keys, _character_to_key
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,9 @@ class Command:
         return self.key_display or self.key
 
     def binding(self) -> Binding:
-        return Binding(self.key, self.action, self.description, show=self.show, key_display=self.key_display)
+        # The action is the binding's id: the config file's `[keys]` rebinds it through Textual's keymap.
+        return Binding(self.key, self.action, self.description, show=self.show, key_display=self.key_display,
+                       id=self.action)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -95,3 +99,42 @@ PALETTE = [command for command in COMMANDS if command.palette]
 PICKER_ACTIONS = frozenset(command.action for command in COMMANDS if command.picks_models)
 # The key bar drops these last when it is short of room: without them a user cannot find the rest.
 ESSENTIAL_ACTIONS = ("help", "quit")
+
+
+MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+
+
+def key_name(text: str) -> str:
+    """Textual's name for a key as a user writes it: `x`, `?`, `ctrl+x`, `f5`, `enter`."""
+    *modifiers, key = text.strip().split("+")
+    if len(key) == 1:
+        key = _character_to_key(key)
+    elif key not in set(Keys) and not any(key == _character_to_key(chr(c)) for c in range(33, 127)):
+        raise ValueError(f"{text!r} is not a key (write x, ?, ctrl+x, f5, enter…)")
+    if any(m not in MODIFIERS for m in modifiers) or len(set(modifiers)) < len(modifiers):
+        raise ValueError(f"{text!r}: a key's modifiers are {', '.join(MODIFIERS)}, each once")
+    return "+".join([*modifiers, key])
+
+
+def with_keys(commands: tuple[Command, ...], keys: Mapping[str, str]) -> tuple[Command, ...]:
+    """`commands` with `keys` (action -> key, as a user writes it) in place of their own keys; a
+    ValueError names an action that is no command's, a key that is not one, or two commands on one key."""
+    actions = {command.action for command in commands}
+    for action in keys:
+        if action not in actions:
+            raise ValueError(f"{action!r} is not a command; the commands are {', '.join(sorted(actions))}")
+    names = {action: key_name(text) for action, text in keys.items()}
+    remapped = tuple(replace(c, key=names[c.action], key_display=keys[c.action].strip()) if c.action in names else c
+                     for c in commands)
+    taken: dict[str, str] = {}
+    for command in remapped:
+        if (other := taken.setdefault(command.key, command.action)) != command.action:
+            theirs, ours = sorted((other, command.action), key=lambda action: action not in keys)
+            raise ValueError(f"{keys[theirs].strip()!r} for {theirs} is already the key of {ours}")
+    return remapped
+
+
+def keymap(commands: tuple[Command, ...], remapped: Mapping[str, str]) -> dict[str, str]:
+    """Textual's keymap (binding id -> key) for the `remapped` actions of `commands` (`with_keys`'). Only
+    those: Textual applies a keymap to every binding each time it works out which keys do what."""
+    return {command.action: command.key for command in commands if command.action in remapped}

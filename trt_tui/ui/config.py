@@ -18,6 +18,7 @@ class AppConfig:
     executor: str | None = None
     cancel_grace: float = DEFAULT_CANCEL_GRACE
     theme: str | None = None
+    log_level: str = "info"  # the log pane's level at start (a label of `log_level.LOG_LEVELS`)
     gpu_interval: float = 1.0
     watch: bool = False
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
@@ -26,5 +27,6 @@ class AppConfig:
     attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
+    keys: dict[str, str] = field(default_factory=dict)  # the config file's [keys]: action -> key
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
     notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)

@@ -71,7 +71,8 @@ class MainScreen(Screen):
                     yield HostPanel(id="host")
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
-                yield Static("Log · level info (l to change)", id="log-title", classes="pane-title")
+                yield Static(f"Log · level {self.app.config.log_level} (l to change)", id="log-title",
+                             classes="pane-title")
                 yield LogPrompt(id="log-prompt")
                 yield LogPane(id="log")
         yield KeyBar()
