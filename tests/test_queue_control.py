@@ -76,15 +76,15 @@ def test_pause_lets_the_running_build_finish(scheduler, sample_dir, tmp_path) ->
 
 def test_a_wider_limit_starts_queued_builds_and_a_narrower_stops_none(scheduler) -> None:
     s = scheduler(max_jobs=1, executor=held())
-    spec = BuildSpec(Path("mnist.onnx"), Path("mnist.engine"))
-    jobs = [s.submit(spec) for _ in range(3)]
+    specs = [BuildSpec(Path("mnist.onnx"), Path(f"mnist-{i}.engine")) for i in range(4)]  # one build per engine
+    jobs = [s.submit(spec) for spec in specs[:3]]
     wait_until(lambda: jobs[0].state is State.BUILDING)
     assert [j.started is None for j in jobs] == [False, True, True]
     assert s.set_max_jobs(3) and s.max_jobs == 3
     wait_until(lambda: all(j.state is State.BUILDING for j in jobs))
     assert not s.set_max_jobs(0) and s.max_jobs == 3
     assert s.set_max_jobs(1)
-    fourth = s.submit(spec)
+    fourth = s.submit(specs[3])
     s.cancel(jobs[0].id)
     wait_until(lambda: jobs[0].final)
     time.sleep(0.3)  # two still run: over the new limit of one, so the fourth waits
