@@ -184,10 +184,12 @@ async def test_builds_list_keeps_its_header_and_cursor_and_needs_no_sideways_scr
     """Many builds: the header stays on top while the rows scroll, the selected row stays in view;
     at 160 columns Peak and Engine are shown without scrolling sideways; narrower, the last
     columns go whole and the state stays whole."""
+    for i in range(14):  # one build per engine at a time: fourteen models, fourteen engines
+        os.link(models / "mnist.onnx", models / f"m{i:02}.onnx")
     app = make(models, executor_obj=replay_executor("mnist.onnx:full"), jobs=4)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(14):
-            app.submit(str(models / "mnist.onnx"), force=True)
+        for i in range(14):
+            app.submit(str(models / f"m{i:02}.onnx"), force=True)
         await wait_for(pilot, lambda: len(app.views) == 14 and all(v.state.final for v in app.views.values()), 30)
         builds = app.builds
         builds.focus()
