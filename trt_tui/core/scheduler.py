@@ -44,6 +44,17 @@ class BuildScheduler(Protocol):
     def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
 
 
+class Admission(Protocol):
+    """What decides whether a queued build may start now (`memory_guard.MemoryGuard`): `forecast` is
+    asked once, when the build is submitted (its result goes on the queued state); `admit` each time
+    the build is next in line, and a build it holds is asked again every `RECHECK` seconds."""
+
+    RECHECK: float
+
+    def forecast(self, spec: BuildSpec): ...
+    def admit(self, job: BuildJob, running: list[BuildJob]) -> bool: ...
+
+
 class Scheduler:
     def __init__(
         self,
@@ -51,6 +62,7 @@ class Scheduler:
         executor: Executor | None = None,
         pump_interval: float = 0.025,
         cache: EngineCache | None = None,
+        admission: Admission | None = None,
     ) -> None:
         """With a `cache`, a job whose engine is current ends SKIPPED without building.
 
@@ -63,6 +75,8 @@ class Scheduler:
         self.max_jobs = max_jobs
         self.executor = executor or ThreadExecutor()
         self.cache = cache
+        self.admission = admission
+        self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
         self.jobs: dict[int, BuildJob] = {}
         self._ids = itertools.count(1)
         self._queue: deque[BuildJob] = deque()
@@ -84,13 +98,14 @@ class Scheduler:
             self._subscribers.append(subscriber)
 
     def submit(self, spec: BuildSpec) -> BuildJob:
+        forecast = self.admission.forecast(spec) if self.admission is not None else None
         with self._lock:
             if self._closed:
                 raise RuntimeError("scheduler is shut down")
-            job = BuildJob(next(self._ids), spec)
+            job = BuildJob(next(self._ids), spec, forecast=forecast)
             self.jobs[job.id] = job
             self._undelivered.append(job)
-            job.sink(StateChanged(job.id, 0.0, State.QUEUED))
+            job.sink(StateChanged(job.id, 0.0, State.QUEUED, forecast=forecast.as_dict() if forecast else None))
             self._queue.append(job)
             self._start_ready()
         return job
@@ -172,6 +187,10 @@ class Scheduler:
 
     def _start_ready(self) -> None:
         while self._queue and len(self._running) < self.max_jobs:
+            if self.admission is not None and not self.admission.admit(self._queue[0], [
+                    self.jobs[i] for i in self._running]):
+                self._recheck_at = time.monotonic() + self.admission.RECHECK
+                return
             job = self._queue.popleft()
             self._running.add(job.id)
             job.thread = threading.Thread(target=self._run_job, args=(job,), name=f"trt-tui-build-{job.id}", daemon=True)
@@ -226,6 +245,11 @@ class Scheduler:
         while True:
             self._wake.wait(self._pump_interval)
             self._wake.clear()
+            if self._recheck_at is not None and time.monotonic() >= self._recheck_at:
+                with self._lock:
+                    self._recheck_at = None
+                    if not self._closed:
+                        self._start_ready()
             self._deliver()
             if self._stop:
                 self._deliver()

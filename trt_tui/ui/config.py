@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..core.build import BuildOptions
 from ..core.executors import DEFAULT_CANCEL_GRACE
+from ..core.memory_limit import MemoryLimit
 from ..core.vitals import DEFAULT_VITALS, VitalsConfig
 
 
@@ -27,3 +28,4 @@ class AppConfig:
     ray: dict | None = None  # the Ray executor's options, with executor "ray"
     vitals: VitalsConfig | None = DEFAULT_VITALS
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
+    memory_limit: MemoryLimit | None = None  # each build process's limit (`core.memory_limit`)
