@@ -402,7 +402,7 @@ class TrtTuiApp(App[int]):
             view.reason = event.reason
         view.detail, view.error = event.detail, event.error
         model = str(view.job.spec.model)
-        self.builds.set_state(view.job.id, event.state)
+        self.builds.set_state(view.job.id, event.state, event.forecast)
         if event.backend:
             view.backend = event.backend
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))

@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from ...core.events import State
+from ...core.units import human_bytes
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows
@@ -128,9 +129,13 @@ class BuildList(CachedRows, can_focus=True):
         """What the cell was given: a `str` or a `Text`."""
         return self._rows[int(job)].values[column]
 
-    def set_state(self, job: int, state: State) -> None:
+    def set_state(self, job: int, state: State, forecast: dict | None = None) -> None:
+        """`forecast`: a queued build's peak memory forecast (`StateChanged.forecast`), its Peak until
+        the build's own is measured."""
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
+        if forecast is not None and forecast.get("peak_bytes"):
+            self.set_cell(job, "Peak", f"~{human_bytes(forecast['peak_bytes'])}")
 
     def set_verdict(self, job: int, verdict: str | None, peak: str) -> None:
         self._rows[job].verdict = verdict
