@@ -541,7 +541,7 @@ class HistoryRecorder:
             peak_rss_bytes=final.peak_rss_bytes,
             cpu_seconds=pending.cpu_seconds,
             heap_bytes=getattr(job.outcome, "heap_bytes", None),
-            **forecast_fields(job.forecast, final.peak_rss_bytes),
+            **forecast_fields(getattr(job, "forecast", None), final.peak_rss_bytes),
         )
         fields.update(record_fields(job) or {})
         self._write(job, fields)
