@@ -26,7 +26,7 @@ from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.forecast import fit, forecast
 from trt_tui.core.history import History, HistoryRecorder
 from trt_tui.core.memory_guard import MemoryGuard
-from trt_tui.core.memory_limit import MemoryLimit, _own_cgroup, memory_failure
+from trt_tui.core.memory_limit import MemoryLimit, memory_failure, own_cgroup
 from trt_tui.core.scheduler import Scheduler
 
 MiB = 1 << 20
@@ -34,7 +34,7 @@ MiB = 1 << 20
 
 def _cgroup_v1_problem() -> str | None:
     """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
-    own = _own_cgroup("memory")
+    own = own_cgroup("memory")
     if own is None:
         return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
     parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
@@ -62,7 +62,7 @@ def _states(stdout: str) -> list[dict]:
 
 
 def _leftover_cgroups() -> list[str]:
-    own = _own_cgroup("memory")
+    own = own_cgroup("memory")
     parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
     return sorted(p.name for p in parent.glob("trt-tui-build-*"))
 

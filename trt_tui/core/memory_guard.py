@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .events import Log, Severity, State, StateChanged
 from .forecast import FIT_FROM, UNKNOWN, Forecast, forecast, model_bytes
-from .memory_limit import MemoryLimit, limit_text, own_limit
+from .memory_limit import CGROUP_ROOT, MemoryLimit, limit_text, own_cgroup, own_limit
 from .units import human_bytes
 
 if TYPE_CHECKING:
@@ -43,9 +43,7 @@ def _total() -> int:
 
 def _cgroup_left() -> int | None:
     """What this process's own memory cgroup has left under its limit, if it has one."""
-    from .memory_limit import CGROUP_ROOT, _own_cgroup
-
-    own = _own_cgroup("memory")
+    own = own_cgroup("memory")
     limit = own_limit()
     if own is None or limit is None:
         return None

@@ -38,7 +38,7 @@ def limit_text(nbytes: int) -> str:
     return human_bytes(nbytes).replace(".0 ", " ")
 
 
-def _own_cgroup(controller: str | None) -> str | None:
+def own_cgroup(controller: str | None) -> str | None:
     """This process's cgroup path in the v1 hierarchy of `controller` (None: the v2 one)."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
@@ -174,7 +174,7 @@ class MemoryLimit:
         return held
 
     def _cgroup_v1(self, pid: int, name: str) -> _Cgroup | None:
-        own = _own_cgroup("memory")
+        own = own_cgroup("memory")
         parent = CGROUP_ROOT / "memory" / own.lstrip("/") if own is not None else None
         if parent is None or not (parent / "memory.limit_in_bytes").exists():
             return None
@@ -182,7 +182,7 @@ class MemoryLimit:
         return self._make(parent, name, "memory.limit_in_bytes", extra, pid, v1=True)  # memsw: not into swap
 
     def _cgroup_v2(self, pid: int, name: str) -> _Cgroup | None:
-        own = _own_cgroup(None)
+        own = own_cgroup(None)
         for root in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
             if own is not None and (root / "cgroup.controllers").exists():
                 parent = root / own.lstrip("/")
@@ -194,7 +194,7 @@ class MemoryLimit:
 
 def sweep() -> None:
     """Remove build cgroups left by a process of ours that is gone (killed before it cleaned up)."""
-    own = _own_cgroup("memory")
+    own = own_cgroup("memory")
     if own is None:
         return
     parent = CGROUP_ROOT / "memory" / own.lstrip("/")
@@ -275,10 +275,10 @@ def own_limit() -> int | None:
     """The memory limit this process runs under, where it has one: its memory cgroup's (v1 or v2),
     else its `RLIMIT_AS`."""
     found = []
-    own = _own_cgroup("memory")
+    own = own_cgroup("memory")
     if own is not None:
         found.append(CGROUP_ROOT / "memory" / own.lstrip("/") / "memory.limit_in_bytes")
-    own = _own_cgroup(None)
+    own = own_cgroup(None)
     if own is not None:
         found += [root / own.lstrip("/") / "memory.max" for root in (CGROUP_ROOT, CGROUP_ROOT / "unified")]
     limits = []
