@@ -234,10 +234,12 @@ def test_a_fitted_forecast_has_a_spread_and_too_little_history_is_unknown() -> N
     opts = '{"a": 1}'
     measured = [("h1", opts, 100 * MiB, 600 * MiB), ("h2", opts, 10 * MiB, 250 * MiB), ("h3", opts, 50 * MiB, 420 * MiB)]
     base, ratio, spread = fit(measured)
-    assert ratio > 0 and base > 0 and 0 <= spread < 1
+    assert ratio > 0 and base > 0 and 0 < spread < 1
     guess = forecast(measured, "other", {"b": 2}, 70 * MiB)
     assert guess.basis == "fitted" and guess.spread == spread and "±" in guess.text
     assert forecast(measured[:1], "other", {}, 70 * MiB).text == "unknown"
+    two = forecast(measured[:2], "other", {}, 70 * MiB)  # a line through two points: no spread to claim
+    assert two.basis == "fitted" and two.spread is None and "±" not in two.text
 
 
 def test_an_old_history_file_gains_the_forecast_columns(tmp_path) -> None:

@@ -7,7 +7,8 @@ In order of trust:
    one that must fit);
 2. *fitted*: other models' peaks against their sizes, a straight line `peak = base + ratio × size`
    fitted by least squares over each model's peak (the base is what TensorRT itself holds, whatever
-   the model); its spread is the largest relative miss of the line on the models it was fitted to;
+   the model); its spread is the largest relative miss on each of those models of the line fitted to
+   the others (none from two models: a line through two points misses neither, which says nothing);
 3. *unknown*: fewer than two models of different sizes measured.
 
 The forecast's error against the measured peak goes into the history with the build
@@ -80,7 +81,19 @@ def forecast(measured: list[tuple], content_hash: str | None, options: dict, siz
     return Forecast(int(base + ratio * size), "fitted", spread, size)
 
 
-def fit(measured: list[tuple]) -> tuple[float, float, float] | None:
+def _line(points: list[tuple[int, int]]) -> tuple[float, float] | None:
+    """(base, ratio) of the least-squares line through `points`; None under two distinct sizes."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    ratio = max(0.0, sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx)
+    return max(0.0, mean_y - ratio * mean_x), ratio
+
+
+def fit(measured: list[tuple]) -> tuple[float, float, float | None] | None:
     """(base, ratio, spread) of the line through each model's largest peak against its size."""
     by_model: dict[str, tuple[int, int]] = {}
     for content_hash, _, size, peak in measured:
@@ -88,16 +101,16 @@ def fit(measured: list[tuple]) -> tuple[float, float, float] | None:
             known = by_model.get(content_hash)
             by_model[content_hash] = (size, max(peak, known[1] if known else 0))
     points = list(by_model.values())
-    if len({size for size, _ in points}) < 2:
+    line = _line(points)
+    if line is None:
         return None
-    n = len(points)
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    sxx = sum((x - mean_x) ** 2 for x, _ in points)
-    ratio = max(0.0, sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx)
-    base = max(0.0, mean_y - ratio * mean_x)
-    spread = max(abs(y - (base + ratio * x)) / max(base + ratio * x, 1.0) for x, y in points)
-    return base, ratio, spread
+    misses = []
+    for i, (x, y) in enumerate(points):
+        others = _line(points[:i] + points[i + 1:])
+        if others is not None:
+            guess = max(others[0] + others[1] * x, 1.0)
+            misses.append(abs(y - guess) / guess)
+    return line[0], line[1], max(misses) if misses else None
 
 
 def forecast_fields(job_forecast: Forecast | None, peak: int | None) -> dict:
