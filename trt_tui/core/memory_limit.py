@@ -18,6 +18,7 @@ not see.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -157,16 +158,15 @@ class MemoryLimit:
         try:
             (path / limit_file).write_text(str(self.nbytes))
             for file, value in extra:
-                try:
+                with contextlib.suppress(OSError):
                     (path / file).write_text(value)
-                except OSError:
-                    pass
             try:
                 (path / "cgroup.procs").write_text(str(pid))
             except OSError:  # it holds more than the limit already: charge only what it takes from now
                 if not v1:
                     raise
-                (path / "memory.move_charge_at_immigrate").write_text("0")
+                with contextlib.suppress(OSError):
+                    (path / "memory.move_charge_at_immigrate").write_text("0")
                 (path / "cgroup.procs").write_text(str(pid))
         except OSError:
             held.release()
@@ -184,11 +184,13 @@ class MemoryLimit:
     def _cgroup_v2(self, pid: int, name: str) -> _Cgroup | None:
         own = own_cgroup(None)
         for root in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
-            if own is not None and (root / "cgroup.controllers").exists():
-                parent = root / own.lstrip("/")
-                if "memory" in (parent / "cgroup.subtree_control").read_text().split() \
-                        if (parent / "cgroup.subtree_control").exists() else False:
-                    return self._make(parent, name, "memory.max", [("memory.swap.max", "0")], pid, v1=False)
+            parent = root / own.lstrip("/") if own is not None else None
+            try:  # the memory controller must be handed down to the children of our cgroup
+                delegated = parent is not None and "memory" in (parent / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                continue
+            if delegated:
+                return self._make(parent, name, "memory.max", [("memory.swap.max", "0")], pid, v1=False)
         return None
 
 
