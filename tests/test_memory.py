@@ -251,3 +251,35 @@ def test_an_old_history_file_gains_the_forecast_columns(tmp_path) -> None:
     assert records and all(r.forecast_bytes is None and r.forecast_error_bytes is None for r in records)
     columns = {row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(builds)")}
     assert {"model_bytes", "forecast_bytes", "forecast_error_bytes"} <= columns
+
+
+async def test_the_app_shows_the_forecast_and_why_a_build_waits(tmp_path, sample_dir) -> None:
+    """In the app a held build's Peak cell shows its forecast and its title says why it waits; it
+    builds once the memory is free. (The free figure is the test's; history, forecast and build are real.)"""
+    from trt_tui.ui.app import AppConfig, TrtTuiApp
+
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(sample_dir / "mnist.onnx", models / "mnist.onnx")
+    history_path = tmp_path / "h.sqlite3"
+    _history_with_one_mnist_build(history_path, sample_dir, tmp_path / "first.engine").close()
+    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(history_path), executor="thread"))
+    free = [MiB]
+    guard = MemoryGuard(app.session.history, available=lambda: free[0], total=lambda: 1 << 40,
+                        hasher=ContentHasher())
+    guard.RECHECK = 0.05
+    app.scheduler.admission = guard
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("enter")
+        deadline = time.monotonic() + 30
+        while not (1 in app.views and app.views[1].detail) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        view = app.views[1]
+        assert view.state is State.QUEUED and view.detail.startswith("waiting: needs ~"), view.detail
+        assert str(app.builds.get_cell("1", "Peak")).startswith("~")
+        assert "waiting: needs ~" in str(app.phase_view.title)
+        free[0] = 1 << 40
+        while not view.state.final and time.monotonic() < deadline + 60:
+            await pilot.pause(0.05)
+        assert view.state is State.SUCCEEDED, view.error
+        await pilot.press("q")
