@@ -283,3 +283,28 @@ async def test_the_app_shows_the_forecast_and_why_a_build_waits(tmp_path, sample
             await pilot.pause(0.05)
         assert view.state is State.SUCCEEDED, view.error
         await pilot.press("q")
+
+
+@needs_cgroup_v1
+def test_a_memory_limit_below_the_forecast_starts_the_build_with_a_warning(
+        tmp_path, sample_dir, cli_env, trt_tui_command) -> None:
+    """MNIST built once gives the second build a forecast from its measured peak; under a
+    `--memory-limit` below that forecast the build could never be admitted, so it is not held: it
+    starts at once, the output says why, and the limit then governs it."""
+    history = tmp_path / "h.sqlite3"
+    engine = tmp_path / "m.engine"
+    first = _run(cli_env, trt_tui_command, "build", sample_dir / "mnist.onnx", "-o", engine, "--history", history)
+    assert first.returncode == 0, first.stderr
+    second = _run(cli_env, trt_tui_command, "build", sample_dir / "mnist.onnx", "-o", engine, "--force",
+                  "--history", history, "--memory-limit", "100M")
+    assert "queued (forecast peak ~" in second.stdout, second.stdout
+    warning = [line for line in second.stdout.splitlines() if "starting it anyway" in line]
+    assert warning and "exceeds the --memory-limit (100 MiB)" in warning[0], second.stdout
+    assert "Traceback" not in second.stderr
+
+
+def test_the_headless_line_says_why_a_build_waits() -> None:
+    from trt_tui.headless import state_line
+
+    line = state_line("m.onnx", StateChanged(1, 0.0, State.QUEUED, detail="waiting: needs ~6.1 GiB, 3.2 GiB free"))
+    assert line == "[m.onnx] queued: waiting: needs ~6.1 GiB, 3.2 GiB free"
