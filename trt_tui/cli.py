@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .cli_help_format import HelpFormatter
+from .cli_memory import add_memory_option, memory_limit, spare_size
 from .core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
 from .core.build import BuildOptions, BuildSpec, default_output
 from .core.discover import find_models
@@ -81,14 +82,6 @@ def parse_size(text: str) -> int:
         raise UsageError(f"--workspace: {text!r} is not a size (try 1024M or 4G)")
     number, unit = float(match.group(1)), match.group(2).upper() or "M"
     return int(number * 1024 ** " KMGT".index(unit))
-
-
-def spare_size(text: str) -> int:
-    """An argparse type: a size as `parse_size` takes it (0 allowed)."""
-    try:
-        return parse_size(text)
-    except UsageError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (try 512M, 2G or 0)") from None
 
 
 MAX_DIMENSION = (1 << 31) - 1  # TensorRT's dimensions are 32-bit signed integers
@@ -212,6 +205,7 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     add_vitals_options(p)
+    add_memory_option(p)
 
 
 def add_vitals_options(p: argparse.ArgumentParser) -> None:
@@ -290,7 +284,8 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
 
     return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
                         executor_obj=executor, ray=ray_options(args), vitals=vitals_from_args(args),
-                        spare_memory=args.spare_memory, pump_interval=pump_interval)
+                        spare_memory=args.spare_memory, pump_interval=pump_interval,
+                        memory_limit=memory_limit(args))
 
 
 class Stopper:
@@ -375,7 +370,7 @@ def prewarmed_executor(args, builds: int | None = None):
     if args.executor == "ray":  # no spare to start: the session makes the Ray executor itself
         return None
     executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args),
-                             spare_memory=args.spare_memory, jobs=args.jobs)
+                             spare_memory=args.spare_memory, jobs=args.jobs, memory_limit=memory_limit(args))
     prewarmed(executor, builds)
     if hasattr(executor, "release_on_close"):
         executor.release_on_close = False  # this process exits once the builds are done
@@ -604,7 +599,7 @@ def app_config(args):
         attach=getattr(args, "attach", None),
         ray=ray_options(args),
         vitals=vitals_from_args(args),
-        spare_memory=args.spare_memory, notify_after=args.notify_after,
+        spare_memory=args.spare_memory, notify_after=args.notify_after, memory_limit=memory_limit(args),
         keys=args.keys,
     )
 

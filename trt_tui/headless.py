@@ -50,6 +50,8 @@ def state_line(model: str, event: StateChanged) -> str:
         text += f": {event.detail}"
     if event.reason and event.state is not State.SKIPPED:
         text += f" (why: {event.reason})"
+    if event.forecast is not None and event.forecast.get("peak_bytes"):
+        text += f" (forecast peak {event.forecast['text']})"
     return text
 
 
@@ -191,6 +193,8 @@ class TtyRenderer(_Renderer):
                 above.extend(self._summary(job, tree, event))
             elif type(event) is StateChanged and event.reason:
                 above.append(f"[{model}] building (why: {event.reason})")
+            elif type(event) is StateChanged and event.state is State.QUEUED and event.detail:
+                above.append(state_line(model, event))  # why it waits ("waiting: needs ~6.1 GiB, ...")
         now = time.monotonic()
         if above or now - self.last_draw >= self.min_interval:
             self._redraw([escaped(line) for line in above])

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import atomic, engine_file, native_log, sidecar
 from .backend import Backend, BackendError, load_backend
 from .events import Severity, State, StateChanged
+from .memory_limit import memory_failure, own_limit, own_peak
 from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
 from .phases import cancelled_detail
@@ -251,6 +252,9 @@ def run_build(
         outcome = Outcome(State.FAILED, error=f"{spec.model}: out of memory while building")
     except Exception as exc:  # a bug of ours or an unexpected TensorRT error: still one line, no traceback
         outcome = Outcome(State.FAILED, error=f"{spec.model}: {type(exc).__name__}: {exc}")
+    if outcome.state is State.FAILED:  # an allocation TensorRT could not make, named with the figure
+        named = memory_failure(spec.model, outcome.error, state.memory_warned, own_peak(), own_limit())
+        outcome.error = named or outcome.error
     change(outcome.state, error=outcome.error, detail=outcome.detail, engine_bytes=outcome.engine_bytes)
     return outcome
 

@@ -96,7 +96,8 @@ class StateChanged:
     """A state transition. `error` is set on FAILED; `detail` explains CANCELLED (which phase, which
     kind of cancel) and SKIPPED (why the engine is current); `engine_bytes` is set on SUCCEEDED.
     `reason` is on the first state a job reaches once it starts (after `queued`): why it builds
-    ("options changed (--opt-level 3 → 4)") or, on a skip, "up to date"."""
+    ("options changed (--opt-level 3 → 4)") or, on a skip, "up to date". A `queued` state again, with
+    a `detail`, says why a build waits ("waiting: needs ~6.1 GiB, 3.2 GiB free")."""
 
     job: int
     t: float
@@ -108,6 +109,7 @@ class StateChanged:
     peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
     backend: str | None = None  # on `building`: the TensorRT that builds, with its version; on a skip, the one
     # that built the engine kept
+    forecast: dict | None = None  # on `queued`: its peak memory forecast (`forecast.Forecast.as_dict`)
 
     event = "state"
 

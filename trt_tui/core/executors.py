@@ -20,7 +20,8 @@ from .build import Outcome, run_build
 from .events import State
 from .follower import Follower
 from .follower import finish as _finish
-from .pool import MAX_SPARES, RESERVE_CAP, WarmPool
+from .memory_limit import MemoryLimit, killed_by_limit, oom_error
+from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
@@ -148,11 +149,14 @@ class ProcessExecutor:
 
     def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
                  vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None,
-                 spares: int = 1) -> None:
+                 spares: int = 1, memory_limit: MemoryLimit | None = None) -> None:
         """`spare_memory`: the most heap a spare faults in ahead of its build (`pool`; None: the
         default cap, 0: none). `spares`: how many build processes wait started (up to `MAX_SPARES`):
-        as many as builds may start together."""
-        self.cancel_grace = cancel_grace
+        as many as builds may start together. `memory_limit`: each build process is put under it as
+        it takes its build (`memory_limit`); its spare then reserves no heap ahead, which the limit
+        would not see."""
+        self.cancel_grace, self.memory_limit = cancel_grace, memory_limit
+        spare_memory = 0 if memory_limit is not None else spare_memory
         self.vitals = vitals  # how this process samples each child; None: not at all
         import multiprocessing  # here: a thread executor's `trt-tui build` need not import it (~12 ms)
 
@@ -240,19 +244,21 @@ class ProcessExecutor:
 
     def _run(self, job: BuildJob, running: _Child) -> Outcome:
         spec = job.spec
-        spare = None
+        spare = held = None
         for _attempt in range(2):  # a spare that died just now, between the check and the send
             try:
                 spare = self._pool.take()
             except Exception as exc:
                 error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
                 return _finish(job, 0.0, Outcome(State.FAILED, error=error))
+            limit = self.memory_limit  # the process is put under it before it sees its build
+            held = limit.confine(spare.process.pid, str(job.id)) if limit is not None else None
             try:
                 spare.control.send(("build", self.build, job.id, spec))
                 break
             except OSError:
                 spare.discard()
-                spare = None
+                spare = held.release() if held is not None else None
         if spare is None:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
@@ -274,14 +280,17 @@ class ProcessExecutor:
             with running.lock:
                 running.process = None
             if outcome is None:
-                exitcode = _reap(process)
+                exitcode = reap(process)
                 events.close()
                 control.close()
+                if held is not None:
+                    held.release()  # what it counted stays readable
+                    follower.held, follower.held_peak = held, held.peak()
             else:
                 # The child has said everything and been released: it exits on its own, and its exit
                 # (the kernel freeing the build's memory: 9 ms after an MNIST build on the H100 host,
                 # 20-30 ms after a 2 s build on 2 cores) need not delay the build's final state.
-                self._reap_later(process, events, control)
+                self._reap_later(process, events, control, held)
         with self._lock:
             idle = len(self._children) <= 1  # this build's own entry goes when `run` returns
         self._pool.learn(follower.heap_bytes, idle)
@@ -296,15 +305,17 @@ class ProcessExecutor:
             if watch is not None:
                 watch.stop()
 
-    def _reap_later(self, process, events, control) -> None:
+    def _reap_later(self, process, events, control, held) -> None:
         """Reap a child that reported its outcome on a thread of its own; `close` waits for it."""
 
-        def reap() -> None:
-            _reap(process)
+        def reap_now() -> None:
+            reap(process)
             events.close()
             control.close()
+            if held is not None:  # its cgroup goes once the process has
+                held.release()
 
-        thread = threading.Thread(target=reap, name="trt-tui-reap", daemon=True)
+        thread = threading.Thread(target=reap_now, name="trt-tui-reap", daemon=True)
         with self._lock:
             self._reapers = [t for t in self._reapers if t.is_alive()] + [thread]
         thread.start()
@@ -320,6 +331,7 @@ class _Follower(Follower):
         self.watch = watch
         self.cancel_grace = cancel_grace
         self.heap_bytes: int | None = None  # the heap the child's build needed, as it reported
+        self.held, self.held_peak = None, None  # the memory limit's hold on the child, and its peak
 
     def follow(self, events, control, process, running: _Child) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None)."""
@@ -375,6 +387,8 @@ class _Follower(Follower):
             return self.cancelled(forced)
         doing = self.doing()
         model = self.job.spec.model
+        if killed_by_limit(exitcode, self.held, self.held_peak):
+            return Outcome(State.FAILED, error=f"{oom_error(model, self.held_peak, self.held.limit)} {doing}")
         if exitcode is not None and exitcode < 0:
             name = _signal_name(-exitcode)
             if -exitcode == signal.SIGKILL:
@@ -389,32 +403,6 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _reap(process) -> int | None:
-    """Wait for the child to be gone, killing it if it lingers (it exits right after its outcome);
-    returns its exit code (negative: the signal that ended it).
-
-    multiprocessing's `Popen.poll` is not thread-safe: every `Process.start` (the pool starting the
-    next spare, another build's worker) polls all live children, and a poll racing ours reaps the
-    child first, so ours sees no child and answers "still running" for a process that is gone, and
-    `close` would raise. The sentinel says whether it is gone; the racing poll records its code."""
-    from multiprocessing.connection import wait
-
-    process.join(5.0)
-    if process.exitcode is None and not wait([process.sentinel], 0):
-        process.kill()
-        process.join()
-    exitcode = process.exitcode
-    deadline = time.monotonic() + 1.0
-    while exitcode is None and time.monotonic() < deadline:
-        time.sleep(0.001)
-        exitcode = process.exitcode
-    try:
-        process.close()
-    except ValueError:
-        pass  # the exit code never came through: keep the exit report, leak one descriptor
-    return exitcode
 
 
 DEFAULT_EXECUTOR = "process"
@@ -434,17 +422,22 @@ def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
 
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
                   ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                  spare_memory: int | None = None, jobs: int = 1) -> Executor:
+                  spare_memory: int | None = None, jobs: int = 1, memory_limit: MemoryLimit | None = None) -> Executor:
     """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
     per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
     DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
     build's TensorRT memory. `jobs`: how many builds may run at once; the process executor keeps
-    as many spare build processes waiting (at most `pool.MAX_SPARES`)."""
+    as many spare build processes waiting (at most `pool.MAX_SPARES`). `memory_limit`: each build
+    process is put under it; only the process executor has a process of the build's own to limit."""
     name = name or DEFAULT_EXECUTOR
+    if memory_limit is not None and name != "process":
+        raise ValueError(f"--memory-limit needs --executor process: the {name} executor has no build process"
+                         " of its own to limit")
     if name == "thread":
         return ThreadExecutor(vitals)
     if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory, spares=jobs)
+        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory, spares=jobs,
+                               memory_limit=memory_limit)
     if name == "ray":  # an optional extra: imported only when asked for
         from .ray_executor import RayExecutor
 

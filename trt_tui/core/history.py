@@ -34,19 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .events import State, StateChanged, Vitals
+from .forecast import forecast_fields
 from .phases import PhaseTree
 
 if TYPE_CHECKING:
     from .job import BuildJob
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "BuildRecord",
-    "History",
-    "HistoryError",
-    "HistoryRecorder",
-    "default_path",
-]
+__all__ = ["SCHEMA_VERSION", "BuildRecord", "History", "HistoryError", "HistoryRecorder", "default_path"]
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
@@ -84,6 +78,9 @@ _ADDED_COLUMNS: dict[str, str] = {
     "cpu_seconds": "REAL",  # CPU time the build's process used (vitals)
     "program": "TEXT",  # the program `trt-tui run` observed the build in; NULL: a build of trt-tui's own
     "heap_bytes": "INTEGER",  # heap its build process needed (`child.HeapNeed`): the next spare's reserve
+    "model_bytes": "INTEGER",  # the model's size with its external data: what a forecast is fitted on
+    "forecast_bytes": "INTEGER",  # its peak memory as forecast before it started (`forecast`); NULL: unknown
+    "forecast_error_bytes": "INTEGER",  # measured peak minus forecast (positive: it needed more)
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -92,7 +89,7 @@ _ADDED_TABLES: dict[str, str] = {
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
-    "heap_bytes",
+    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -138,6 +135,9 @@ class BuildRecord:
     cpu_seconds: float | None = None  # CPU time the build's process used
     program: str | None = None  # the program `trt-tui run` observed it in; None: trt-tui built it
     heap_bytes: int | None = None  # heap its build process needed (process executor only)
+    model_bytes: int | None = None  # the model's size with its external data
+    forecast_bytes: int | None = None  # its peak memory as forecast before it started
+    forecast_error_bytes: int | None = None  # measured peak minus forecast
 
     @property
     def name(self) -> str:
@@ -152,13 +152,14 @@ class BuildRecord:
     def _from_row(cls, row: tuple) -> BuildRecord:
         id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
         fingerprint = _loads(row[12]) or None
-        peak_rss_bytes, cpu_seconds, program, heap_bytes = row[13:17]
+        peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast, forecast_error = row[13:20]
         return cls(
             id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
             backend_version=version, state=state, error=error, started=started, duration=duration,
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
             fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
-            heap_bytes=heap_bytes,
+            heap_bytes=heap_bytes, model_bytes=model_bytes, forecast_bytes=forecast,
+            forecast_error_bytes=forecast_error,
         )
 
     def as_json(self) -> dict:
@@ -166,7 +167,8 @@ class BuildRecord:
         return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
                 "duration": self.duration, "engine_bytes": self.engine_bytes,
                 "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
-                "cpu_seconds": self.cpu_seconds, "program": self.program}
+                "cpu_seconds": self.cpu_seconds, "program": self.program, "forecast_bytes": self.forecast_bytes,
+                "forecast_error_bytes": self.forecast_error_bytes}
 
 
 class History:
@@ -273,24 +275,11 @@ class History:
     # -- writing ------------------------------------------------------------------------------
 
     def record(
-        self,
-        *,
-        model: str | Path,
-        model_hash: str | None,
-        options: dict,
-        backend: str,
-        backend_version: str,
-        state: State | str,
-        error: str | None,
-        started: float,
-        duration: float,
-        engine_bytes: int | None,
-        phases: dict[str, float],
-        fingerprint: dict | None = None,
-        peak_rss_bytes: int | None = None,
-        cpu_seconds: float | None = None,
-        program: str | None = None,
-        heap_bytes: int | None = None,
+        self, *, model: str | Path, model_hash: str | None, options: dict, backend: str, backend_version: str,
+        state: State | str, error: str | None, started: float, duration: float, engine_bytes: int | None,
+        phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
+        cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
+        model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
     ) -> int:
         """Add one build; returns its id."""
         model_digests = None
@@ -302,7 +291,7 @@ class History:
             backend_version or "", State(state).value, error, float(started), max(0.0, float(duration)),
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
-            peak_rss_bytes, cpu_seconds, program, heap_bytes,
+            peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast_bytes, forecast_error_bytes,
         )
         with self._lock:
             db = self._conn()
@@ -363,6 +352,16 @@ class History:
                 (max(0, int(limit)),),
             ).fetchall()
         return [int(heap) for (heap,) in reversed(rows)]
+
+    def measured_peaks(self, limit: int) -> list[tuple]:
+        """(model hash, options as stored, model bytes, peak bytes) of the newest `limit` successful
+        builds whose peak was measured, newest first: what a memory forecast is made from."""
+        with self._lock:
+            return self._conn().execute(
+                "SELECT model_hash, options, model_bytes, peak_rss_bytes FROM builds WHERE state = ?"
+                " AND peak_rss_bytes > 0 AND program IS NULL ORDER BY started DESC, id DESC LIMIT ?",
+                (State.SUCCEEDED.value, max(0, int(limit))),
+            ).fetchall()
 
     def get(self, record_id: int) -> BuildRecord | None:
         with self._lock:
@@ -542,6 +541,7 @@ class HistoryRecorder:
             peak_rss_bytes=final.peak_rss_bytes,
             cpu_seconds=pending.cpu_seconds,
             heap_bytes=getattr(job.outcome, "heap_bytes", None),
+            **forecast_fields(getattr(job, "forecast", None), final.peak_rss_bytes),
         )
         fields.update(record_fields(job) or {})
         self._write(job, fields)

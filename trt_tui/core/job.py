@@ -10,6 +10,7 @@ from .buffer import EventBuffer
 from .build import BuildSpec, Outcome
 from .events import Event, State, StateChanged
 from .fingerprint import Fingerprint
+from .forecast import Forecast
 from .monitor import CancelToken
 
 
@@ -29,6 +30,7 @@ class BuildJob:
     held: list[Event] = field(default_factory=list)  # the final events, until the outcome is set
     fingerprint: Fingerprint | None = None  # what it is built from, once the cache has looked
     reason: str | None = None  # why it builds: put on the build's first state event, then cleared
+    forecast: Forecast | None = None  # its peak memory, forecast when it was submitted (`forecast`)
 
     def sink(self, event: Event) -> None:
         """Where the build's callbacks put events. The state is tracked here, at the source, so

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from .events import Event, Log, PhaseFinish, PhaseStart, Severity, Step
+from .memory_limit import is_memory_warning
 
 Sink = Callable[[Event], None]
 YIELD_EVERY = 0x3F  # step callbacks between two voluntary releases of the GIL, minus one (a mask)
@@ -59,6 +60,7 @@ class MonitorState:
         self.internal_errors = 0
         self.cancelled_in: list[str] | None = None  # active phases when the cancel took effect
         self.last_error: str | None = None  # TensorRT's last ERROR log line, for a failed build
+        self.memory_warned = False  # TensorRT warned that it lacked memory (a tactic skipped for it)
 
     def _cancelled(self) -> bool:
         cancel = self.cancel
@@ -72,6 +74,8 @@ class MonitorState:
             level = Severity.INFO  # the user asked for it: not an error worth their attention
         if level <= Severity.ERROR:
             self.last_error = " ".join(str(msg).split())
+        if level <= Severity.WARNING and not self.memory_warned:
+            self.memory_warned = is_memory_warning(str(msg))
         if level <= min_severity:
             self.sink(Log(self.job, time.monotonic() - self.t0, Severity(level), msg))
 

@@ -39,6 +39,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -378,3 +379,29 @@ def _ensure_resource_tracker() -> None:
 
 
 _tracker_lock = threading.Lock()
+
+
+def reap(process) -> int | None:
+    """Wait for the child to be gone, killing it if it lingers (it exits right after its outcome);
+    returns its exit code (negative: the signal that ended it).
+
+    multiprocessing's `Popen.poll` is not thread-safe: every `Process.start` (the pool starting the
+    next spare, another build's worker) polls all live children, and a poll racing ours reaps the
+    child first, so ours sees no child and answers "still running" for a process that is gone, and
+    `close` would raise. The sentinel says whether it is gone; the racing poll records its code."""
+    from multiprocessing.connection import wait
+
+    process.join(5.0)
+    if process.exitcode is None and not wait([process.sentinel], 0):
+        process.kill()
+        process.join()
+    exitcode = process.exitcode
+    deadline = time.monotonic() + 1.0
+    while exitcode is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+        exitcode = process.exitcode
+    try:
+        process.close()
+    except ValueError:
+        pass  # the exit code never came through: keep the exit report, leak one descriptor
+    return exitcode

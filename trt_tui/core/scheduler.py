@@ -67,6 +67,17 @@ def _engine_of(spec: BuildSpec) -> str | None:
     return None if spec.output == Path("") else os.path.realpath(spec.output)
 
 
+class Admission(Protocol):
+    """What decides whether a queued build may start now (`memory_guard.MemoryGuard`): `forecast` is
+    asked once, when the build is submitted (its result goes on the queued state); `admit` each time
+    the build is next in line, and a build it holds is asked again every `RECHECK` seconds."""
+
+    RECHECK: float
+
+    def forecast(self, spec: BuildSpec): ...
+    def admit(self, job: BuildJob, running: list[BuildJob]) -> bool: ...
+
+
 class Scheduler:
     controls_queue = True
 
@@ -76,6 +87,7 @@ class Scheduler:
         executor: Executor | None = None,
         pump_interval: float = 0.025,
         cache: EngineCache | None = None,
+        admission: Admission | None = None,
     ) -> None:
         """With a `cache`, a job whose engine is current ends SKIPPED without building.
 
@@ -89,6 +101,8 @@ class Scheduler:
         self.paused = False  # queued builds wait; running ones go on
         self.executor = executor or ThreadExecutor()
         self.cache = cache
+        self.admission = admission
+        self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
         self.jobs: dict[int, BuildJob] = {}
         self._ids = itertools.count(1)
         self._queue: deque[BuildJob] = deque()
@@ -113,6 +127,7 @@ class Scheduler:
         """Queue a build. Raises `AlreadyBuilding` where another build of the same engine is queued or
         running: a second would race it to the file, and a check of the engine meanwhile would call
         the old one up to date. One being cancelled (a watched model changed) is waited for instead."""
+        forecast = self.admission.forecast(spec) if self.admission is not None else None
         with self._lock:
             if self._closed:
                 raise RuntimeError("scheduler is shut down")
@@ -120,10 +135,10 @@ class Scheduler:
             if earlier is not None and not earlier.token.cancelled:
                 raise AlreadyBuilding(f"{spec.output}: already building (#{earlier.id} {earlier.spec.model.name});"
                                       " one build per engine at a time")
-            job = BuildJob(next(self._ids), spec)
+            job = BuildJob(next(self._ids), spec, forecast=forecast)
             self.jobs[job.id] = job
             self._undelivered.append(job)
-            job.sink(StateChanged(job.id, 0.0, State.QUEUED))
+            job.sink(StateChanged(job.id, 0.0, State.QUEUED, forecast=forecast.as_dict() if forecast else None))
             self._queue.append(job)
             self._start_ready()
         return job
@@ -258,6 +273,10 @@ class Scheduler:
     def _start_ready(self) -> None:
         waiting = []  # behind a running build of the same engine (one being cancelled)
         while not self.paused and self._queue and len(self._running) < self.max_jobs:
+            if self.admission is not None and not self.admission.admit(self._queue[0], [
+                    self.jobs[i] for i in self._running]):
+                self._recheck_at = time.monotonic() + self.admission.RECHECK
+                break
             job = self._queue.popleft()
             if self._building(_engine_of(job.spec), [self.jobs[i] for i in self._running]) is not None:
                 waiting.append(job)
@@ -316,6 +335,11 @@ class Scheduler:
         while True:
             self._wake.wait(self._pump_interval)
             self._wake.clear()
+            if self._recheck_at is not None and time.monotonic() >= self._recheck_at:
+                with self._lock:
+                    self._recheck_at = None
+                    if not self._closed:
+                        self._start_ready()
             self._deliver()
             if self._stop:
                 self._deliver()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from .cache import EngineCache
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
+from .memory_guard import MemoryGuard
+from .memory_limit import MemoryLimit, sweep
 from .scheduler import BuildScheduler, Scheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
@@ -49,16 +51,24 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  history: str | os.PathLike | None = None, record_history: bool = True,
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                 spare_memory: int | None = None, pump_interval: float | None = None) -> Session:
+                 spare_memory: int | None = None, pump_interval: float | None = None,
+                 memory_limit: MemoryLimit | None = None) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
     `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
-    `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default)."""
+    `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default).
+    `memory_limit`: each build process's limit (an `executor_obj` given was made with it). Builds are
+    admitted by their memory forecast (`memory_guard`), from the history when it is kept."""
     if executor_obj is None:
         ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
         executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
-                                     spare_memory=spare_memory, jobs=jobs)
-    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=EngineCache() if cache else None,
+                                     spare_memory=spare_memory, jobs=jobs, memory_limit=memory_limit)
+    engine_cache = EngineCache() if cache else None
+    guard = MemoryGuard(None, memory_limit, hasher=engine_cache.hasher if engine_cache else None,
+                        pid_of=executor_obj.pid_of)
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard,
                           **({} if pump_interval is None else {"pump_interval": pump_interval}))
+    if memory_limit is not None:
+        sweep()  # build cgroups a killed trt-tui left behind
     session = Session(scheduler)
     if record_history:
         try:
@@ -66,6 +76,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
 
             session.history = History(history_path(history))
             session.recorder = HistoryRecorder(session.history)
+            guard.history = session.history  # forecasts come from the builds it measured
             scheduler.subscribe(session.recorder)
             session.closers += [(session.recorder.close, False), (session.history.close, False)]
             seed = getattr(executor_obj, "seed_reserve", None)

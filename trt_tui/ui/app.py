@@ -84,8 +84,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         config: AppConfig,
         *,
         executor: Executor | None = None,
-        gpu_sampler: GpuSampler | None = None,
-        run=None,
+        gpu_sampler: GpuSampler | None = None, run=None,
     ) -> None:
         """`run`: a `ProgramRun` (`trt-tui run -- CMD`) whose program and builds the app shows."""
         super().__init__()
@@ -105,7 +104,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
                 executor = started_executor(config)
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
-                                        ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory)
+                                        ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory,
+                                        memory_limit=config.memory_limit)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
@@ -410,7 +410,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             view.reason = event.reason
         view.detail, view.error = event.detail, event.error
         model = str(view.job.spec.model)
-        self.builds.set_state(view.job.id, event.state)
+        self.builds.set_state(view.job.id, event.state, event.forecast)
         if event.backend:
             view.backend = event.backend
             self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))

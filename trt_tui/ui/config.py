@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..core.build import BuildOptions
 from ..core.executors import DEFAULT_CANCEL_GRACE
+from ..core.memory_limit import MemoryLimit
 from ..core.vitals import DEFAULT_VITALS, VitalsConfig
 
 
@@ -30,3 +31,4 @@ class AppConfig:
     keys: dict[str, str] = field(default_factory=dict)  # the config file's [keys]: action -> key
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
     notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)
+    memory_limit: MemoryLimit | None = None  # each build process's limit (`core.memory_limit`)

@@ -30,4 +30,5 @@ def started_executor(config: AppConfig) -> Executor:
     on two cores, and a build asked for sooner waited. The heap they reserve is offered once the
     first frame is up (the app's `_prewarm_builds`)."""
     return prewarmed(make_executor(config.executor, cancel_grace=config.cancel_grace, vitals=config.vitals,
-                                   spare_memory=config.spare_memory, jobs=config.jobs))
+                                   spare_memory=config.spare_memory, jobs=config.jobs,
+                                   memory_limit=config.memory_limit))

@@ -149,9 +149,13 @@ class BuildList(CachedRows, can_focus=True):
         """What the cell was given: a `str` or a `Text`."""
         return self._rows[int(job)].values[column]
 
-    def set_state(self, job: int, state: State) -> None:
+    def set_state(self, job: int, state: State, forecast: dict | None = None) -> None:
+        """`forecast`: a queued build's peak memory forecast (`StateChanged.forecast`), its Peak until
+        the build's own is measured."""
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
+        if forecast is not None and forecast.get("peak_bytes"):
+            self.set_cell(job, "Peak", f"~{human_bytes(forecast['peak_bytes'])}")
         if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
             self._reorder()
 
