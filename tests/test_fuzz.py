@@ -81,7 +81,7 @@ FAST = ["--executor", "thread"]
 def test_fuzz_build(cli_env, trt_tui_command, fuzz_models, tmp_path, engine_checker, record_property) -> None:
     out = tmp_path / "engines"
     started = time.monotonic()
-    result = subprocess.run([*trt_tui_command, "build", *map(str, fuzz_models), "-o", str(out), *FAST],
+    result = subprocess.run([*trt_tui_command, "build", *map(str, fuzz_models), "-o", f"{out}/", *FAST],
                             capture_output=True, text=True, env=cli_env, timeout=TIMEOUT)
     record_property("fuzz_build_s", round(time.monotonic() - started, 1))
     assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]
