@@ -4,8 +4,8 @@
 
 Writes screenshots/building.svg (the DenseNet-shaped sample mid-build, with ResNet-50 done beside
 it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/light.svg in the light
-theme, and screenshots/history.svg (`h`: MNIST's past builds, one marked to compare). The builds
-are real, so times differ from run to run.
+theme, screenshots/zoomed.svg (the phase tree zoomed with `z`) and screenshots/history.svg (`h`:
+MNIST's past builds, one marked to compare). The builds are real, so times differ from run to run.
 
     python scripts/screenshots.py --gpu screenshots/gpu-h200.svg
 
@@ -40,7 +40,7 @@ async def until(pilot, condition, timeout: float) -> None:
         await pilot.pause(0.05)
 
 
-async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
+async def shoot(models: Path, out: Path, theme: str, cancel: bool, zoom: bool = False) -> None:
     app = TrtTuiApp(AppConfig(paths=[str(models)], executor="process", theme=theme))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"resnet")  # the filter prompt: Enter keeps it, Enter again builds
@@ -55,6 +55,10 @@ async def shoot(models: Path, out: Path, theme: str, cancel: bool) -> None:
             await pilot.press("c")
             await until(pilot, lambda: app.views[2].state is State.CANCELLED, 10)
             await pilot.pause(0.3)
+        if zoom:  # the phase tree alone on the screen (`z`)
+            app.phase_view.focus()
+            await pilot.press("z")
+            await pilot.pause(0.5)
         app.save_screenshot(str(out))
         await pilot.press("q")
         await until(pilot, lambda: app.return_code is not None, 20)
@@ -99,6 +103,9 @@ async def main(gpu: Path | None) -> None:
         for engine in models.glob("*.engine"):
             engine.unlink()
         await shoot(models, shots / "light.svg", "trt-light", cancel=False)
+        for engine in models.glob("*.engine"):
+            engine.unlink()
+        await shoot(models, shots / "zoomed.svg", "trt-dark", cancel=False, zoom=True)
         await shoot_history(models, shots / "history.svg")
 
 
