@@ -403,3 +403,33 @@ def test_which_interpreter_options_keep_the_hook_out():
         assert "ignores trt-tui's hook" in not_observable(argv), argv
     for argv in ([PY, "x.py", "-I"], [PY, "-W", "ignore", "x.py"], [PY, "-c", "import sys", "-I"], [PY, "-m", "m", "-E"]):
         assert not_observable(argv) is None, argv
+
+
+def test_after_a_run_orphans_go_to_init_again(tmp_path):
+    """trt-tui is a subreaper only while its program runs: afterwards a process it (or the test runner
+    around it) starts whose parent exits goes to init as before, and is not left a zombie under a
+    parent that never waits for it (that is what made later tests here find stray children)."""
+    script = tmp_path / "check.py"
+    script.write_text(
+        "import ctypes, os, subprocess, sys, time\n"
+        "from trt_tui.core.inject.observer import ProgramRun\n"
+        "libc = ctypes.CDLL(None)\n"
+        "def subreaper():\n"
+        "    flag = ctypes.c_int(-1)\n"
+        "    libc.prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER\n"
+        "    return flag.value\n"
+        "run = ProgramRun([sys.executable, '-c', 'pass'], output=lambda *a: None)\n"
+        "run.start()\n"
+        "during = subreaper()\n"
+        "run.wait_exit(60)\n"
+        "run.close()\n"
+        "out = subprocess.run(['sh', '-c', 'sleep 5 & echo $!'], capture_output=True, text=True).stdout\n"
+        "orphan = int(out)\n"
+        "time.sleep(0.2)\n"
+        "ppid = int(open(f'/proc/{orphan}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "os.kill(orphan, 9)\n"
+        "print(during, subreaper(), ppid == os.getpid())\n"
+    )
+    result = subprocess.run([PY, str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "0", "False"], result.stdout

@@ -257,6 +257,8 @@ class ProgramRun:
         """Stop what still runs, wait for every job, stop listening (all in the session's close, which
         the app calls)."""
         self.session.close()
+        if self.subreaper:  # the program's processes are stopped and reaped: no more orphans to adopt
+            self.subreaper = not become_subreaper(False)
 
     def why_no_rebuild(self, job) -> str:
         """What the app says to `r` or `f` in a run: the builds are the program's, made with its

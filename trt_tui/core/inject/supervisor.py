@@ -25,13 +25,15 @@ import psutil
 PR_SET_CHILD_SUBREAPER = 36  # from <linux/prctl.h>
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants re-parent to this process (Linux); False where that is unavailable."""
+def become_subreaper(on: bool = True) -> bool:
+    """Make orphaned descendants re-parent to this process (Linux); False where that is unavailable.
+    `on=False` ends it: once a run is over, orphans of whatever else the process starts (a test
+    runner's, an app's) go to init as before, not to a parent that never waits for them."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
