@@ -110,7 +110,7 @@ def test_cancel_from_another_thread(cli_env, sample_dir, tmp_path, leftover_temp
     assert done.returncode == 0, done.stderr
     assert result["state"] == "cancelled", result
     assert result["engine"] is None and not (tmp_path / "m.engine").exists()
-    assert "[mnist] cancelled: cancelled in Building engine" in done.stderr
+    assert "[mnist] cancelled in Building engine" in done.stderr
     assert "Traceback" not in done.stderr
     # TensorRT's cancel message is no error the user must look at: they asked for it.
     assert any(line.startswith("info: ") and "BuildCanceled" in line for line in result["log"]), result["log"]
@@ -187,7 +187,7 @@ def test_ctrl_c_cancels_the_build_and_interrupts_after_it_returned(cli_env, samp
     else:  # right as the call returned, on its line
         assert interrupted[0].endswith("raised at: engine, returned = builder.build_serialized_network("
                                        "network, config), True"), output
-    assert any(line.startswith("[mnist] cancelled: cancelled in Building engine") and line.endswith("(Ctrl-C)")
+    assert any(line.startswith("[mnist] cancelled in Building engine") and line.endswith("(Ctrl-C)")
                for line in lines), output
     assert "Traceback" not in output
     assert not engine.exists()

@@ -181,11 +181,11 @@ def test_list_themes_prints_the_names_theme_takes(trt_tui) -> None:
 
 
 async def test_a_remapped_key_runs_its_command_and_the_old_key_does_not(config_home, mnist_dir, monkeypatch) -> None:
-    """`[keys] cancel = "x"`: x cancels the running build, c no longer does, and the key bar, the help
-    and the palette say x. The file's `log-level` is the log pane's at start."""
+    """`[keys] cancel = "k"`: k cancels the running build, c no longer does, and the key bar, the help
+    and the palette say k. The file's `log-level` is the log pane's at start."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
     monkeypatch.delenv("TRT_TUI_CONFIG", raising=False)
-    write_config(config_home, 'log-level = "warning"\n[keys]\ncancel = "x"\n')
+    write_config(config_home, 'log-level = "warning"\n[keys]\ncancel = "k"\n')
     parser = cli.app_parser()
     apply_config_file(parser)
     config = cli.app_config(parser.parse_args([str(mnist_dir)]))
@@ -197,19 +197,19 @@ async def test_a_remapped_key_runs_its_command_and_the_old_key_does_not(config_h
         await pilot.press("enter")
         await wait_until(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING)
         bar = app.screen.query_one(KeyBar).render().plain
-        assert "x Cancel" in bar and "c Cancel" not in bar, bar
+        assert "k Cancel" in bar and "c Cancel" not in bar, bar
         await pilot.press("c")
         await pilot.pause(0.3)
         assert app.views[1].state is State.BUILDING
-        await pilot.press("x")
+        await pilot.press("k")
         await wait_until(pilot, lambda: app.views[1].state.final)
         assert app.views[1].state is State.CANCELLED
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        assert "x  cancel the selected build" in app.screen.text()
+        assert "k  cancel the selected build" in app.screen.text()
         await pilot.press("escape")
         entries = {c.title: c.help for c in app.get_system_commands(app.screen)}
-        assert entries["Cancel"].startswith("x · ")
+        assert entries["Cancel"].startswith("k · ")
         await pilot.press("q")
         await wait_until(pilot, lambda: app.return_code is not None)
 
@@ -229,11 +229,11 @@ def test_a_projects_pyproject_table_is_read_over_the_users_file(trt_tui, config_
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
     pyproject = project / "pyproject.toml"
-    pyproject.write_text('[project]\nname = "p"\n\n[tool.trt-tui]\njobs = 4\n\n[tool.trt-tui.keys]\ncancel = "x"\n')
+    pyproject.write_text('[project]\nname = "p"\n\n[tool.trt-tui]\njobs = 4\n\n[tool.trt-tui.keys]\ncancel = "k"\n')
     values = printed(trt_tui("--print-config", cwd=project / "models"))
     assert values["jobs"] == ("4", str(pyproject))
     assert values["executor"] == ('"process"', str(user))
-    assert values["cancel"] == ('"x"', str(pyproject))
+    assert values["cancel"] == ('"k"', str(pyproject))
     pyproject.write_text("[tool.trt-tui]\njobs = 0\n")
     result = trt_tui("--print-config", cwd=project / "models")
     assert result.returncode == EXIT_USAGE
