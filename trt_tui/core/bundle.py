@@ -20,6 +20,7 @@ import io
 import json
 import os
 import platform
+import re
 import shlex
 import stat
 import tarfile
@@ -177,13 +178,23 @@ class _Members:
         self.notes: list[str] = []
 
     def scrub(self, text: str) -> str:
-        return text.replace(self.home, "~") if self.home not in ("", "/") else text
+        # The home directory itself, not a longer name it begins (/home/ann in /home/anna).
+        if self.home in ("", "/"):
+            return text
+        return re.sub(re.escape(self.home.rstrip("/")) + r"(?=[/\\\s\"',:;)\]]|$)", "~", text)
+
+    def shell_path(self, path: str) -> str:
+        """`path` quoted for a shell, its home directory as a `~` the shell expands (a quoted one it
+        would not)."""
+        if self.home not in ("", "/") and path.startswith(self.home.rstrip("/") + "/"):
+            return "~/" + shlex.quote(path[len(self.home.rstrip("/")) + 1:])
+        return shlex.quote(path)
 
     def text(self, name: str, text: str, about: str) -> None:
         self.entries.append((name, self.scrub(text).encode(), about))
 
     def json(self, name: str, value, about: str) -> None:
-        self.text(name, json.dumps(value, indent=1, sort_keys=True, default=str) + "\n", about)
+        self.text(name, json.dumps(value, indent=1, sort_keys=True, default=str, ensure_ascii=False) + "\n", about)
 
     def file(self, name: str, data: bytes, about: str) -> None:
         self.entries.append((name, data, about))
@@ -260,7 +271,8 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
 
     record = given.record
     members = _Members(str(Path.home()) if home is None else home)
-    command = shlex.join(rebuild_command(record))
+    argv = rebuild_command(record)
+    command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
     members.text("command.txt", command + "\n", "the command that rebuilds the engine (default engine path)")
     members.json("build.json", {
         **record.as_json(), "model_hash": record.model_hash, "options": record.options,
