@@ -139,3 +139,26 @@ def test_foreign_file_at_output_is_refused(built, tmp_path):
     assert "not a bundle trt-tui wrote" in done.stderr
     assert foreign.read_bytes() == b"the user's own file"
     assert [p.name for p in tmp_path.iterdir()] == ["notes.tar.gz"]  # no temporary left
+
+
+def test_only_runs_of_one_line_fold_and_home_is_the_whole_name():
+    from trt_tui.core.bundle import _Members, fold_repeats
+
+    assert fold_repeats(["a", "a", "b", "a", "c", "c", "c"]) == [
+        "a  [repeated 2 times]", "b", "a", "c  [repeated 3 times]"]
+    home = _Members("/home/ann")
+    assert home.scrub('"/home/ann/m.onnx" /home/anna/x /home/ann') == '"~/m.onnx" /home/anna/x ~'
+    assert home.shell_path("/home/ann/my models/m.onnx") == "~/'my models/m.onnx'"
+
+
+@pytest.mark.parametrize("option", ["--log", "--trace"])
+def test_named_file_missing_or_not_a_trace_is_one_line(built, tmp_path, option):
+    text = tmp_path / "plain.txt"
+    text.write_text("not a trace")
+    for given, reason in ((tmp_path / "none.txt", "no such file"), (text, "not a trace trt-tui wrote")):
+        if option == "--log" and reason != "no such file":
+            continue
+        done = cli("bundle", built["id"], "--history", str(built["history"]), option, str(given),
+                   "-o", str(tmp_path / "x.tar.gz"), env=built["env"])
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and reason in done.stderr, done.stderr
+        assert not (tmp_path / "x.tar.gz").exists()
