@@ -174,7 +174,8 @@ class _Members:
 
     def __init__(self, home: str) -> None:
         self.home = home
-        self.entries: list[tuple[str, bytes, str]] = []
+        # (name in the archive, its text's bytes or the file to copy, its line in the manifest)
+        self.entries: list[tuple[str, bytes | Path, str]] = []
         self.notes: list[str] = []
 
     def scrub(self, text: str) -> str:
@@ -196,8 +197,10 @@ class _Members:
     def json(self, name: str, value, about: str) -> None:
         self.text(name, json.dumps(value, indent=1, sort_keys=True, default=str, ensure_ascii=False) + "\n", about)
 
-    def file(self, name: str, data: bytes, about: str) -> None:
-        self.entries.append((name, data, about))
+    def file(self, name: str, path: Path, about: str) -> None:
+        """A file copied as it is (a model), read only as the archive is written: a model may be
+        larger than the memory left."""
+        self.entries.append((name, path, about))
 
 
 def _model_part(members: _Members, record: BuildRecord, include: bool) -> None:
@@ -226,11 +229,10 @@ def _model_part(members: _Members, record: BuildRecord, include: bool) -> None:
     if info is None:
         return
     for path in (model, *info.external_data):
-        try:
-            members.file(f"model/{path.name}", path.read_bytes(), "the model" if path == model
-                         else "the model's external data")
-        except OSError as exc:
-            members.notes.append(f"model: {path.name} not included ({exc.strerror})")
+        if path.is_file():
+            members.file(f"model/{path.name}", path, "the model" if path == model else "the model's external data")
+        else:
+            members.notes.append(f"model: {path.name} not included (no such file)")
 
 
 def _engine_part(members: _Members, record: BuildRecord) -> None:
@@ -314,6 +316,18 @@ def _manifest(members: _Members, record: BuildRecord) -> str:
     return members.scrub("\n".join(lines) + "\n")
 
 
+def _add(tar: tarfile.TarFile, name: str, data: bytes | Path, mtime: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.mtime, info.mode = mtime, 0o644
+    if isinstance(data, bytes):
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        return
+    with open(data, "rb") as f:  # the size of the file opened, whatever is at its path by now
+        info.size = os.fstat(f.fileno()).st_size
+        tar.addfile(info, f)
+
+
 def write_bundle(given: BundleInput, output: Path) -> list[str]:
     """Write the bundle to `output` (checked by `check_bundle_output`) atomically; returns its
     member names."""
@@ -325,8 +339,6 @@ def write_bundle(given: BundleInput, output: Path) -> list[str]:
         with gzip.GzipFile(filename=GZIP_NAME.decode(), mode="wb", fileobj=f, mtime=now) as gz:
             with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 for name, data, _ in entries:
-                    info = tarfile.TarInfo(f"{top}/{name}")
-                    info.size, info.mtime, info.mode = len(data), now, 0o644
-                    tar.addfile(info, io.BytesIO(data))
+                    _add(tar, f"{top}/{name}", data, now)
     return [f"{top}/{name}" for name, _, _ in entries]
 
