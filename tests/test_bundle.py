@@ -162,3 +162,22 @@ def test_named_file_missing_or_not_a_trace_is_one_line(built, tmp_path, option):
                    "-o", str(tmp_path / "x.tar.gz"), env=built["env"])
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and reason in done.stderr, done.stderr
         assert not (tmp_path / "x.tar.gz").exists()
+
+
+def test_a_model_gone_and_a_build_observed_elsewhere_are_said(built, tmp_path):
+    """The record of a build `trt-tui run` observed, whose model is gone since: the bundle still has the
+    record, says the model could not be read, and that the command's options are trt-tui's defaults."""
+    from dataclasses import replace
+
+    from trt_tui.core.bundle import BundleInput, assemble
+    from trt_tui.core.history import History
+
+    with History(built["history"], create=False) as history:
+        record = history.get(int(built["id"]))
+    observed = replace(record, model=str(tmp_path / "gone.onnx"), program="python train.py", options={})
+    members = assemble(BundleInput(observed), home=str(built["home"]))
+    got = {name: data for name, data, _ in members.entries}
+    assert not any(name.startswith("model/") for name in got)
+    assert json.loads(got["model.json"])["content_hash_at_build"] == record.model_hash
+    assert any(note.startswith("model: not read now") for note in members.notes)
+    assert got["command.txt"].decode().startswith("# built inside python train.py, whose build options")

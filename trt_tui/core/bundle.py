@@ -275,6 +275,9 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record)
     command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
+    if record.program:  # observed in another program: its options are that program's, unknown here
+        command = (f"# built inside {record.program}, whose build options trt-tui does not know; this builds"
+                   f" the same model with trt-tui's defaults\n{command}")
     members.text("command.txt", command + "\n", "the command that rebuilds the engine (default engine path)")
     members.json("build.json", {
         **record.as_json(), "model_hash": record.model_hash, "options": record.options,
