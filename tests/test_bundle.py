@@ -116,7 +116,7 @@ def test_default_name_and_own_bundle_replaced(built, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [f"trt-tui-bundle-{built['id']}.tar.gz"]
 
 
-@pytest.mark.parametrize("args", [["999"], ["abc"]])
+@pytest.mark.parametrize("args", [["999"], ["abc"], ["9" * 30]])
 def test_bad_id_is_one_line(built, tmp_path, args):
     done = cli("bundle", *args, "--history", str(built["history"]), "-o", str(tmp_path / "x.tar.gz"),
                env=built["env"])

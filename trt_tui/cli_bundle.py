@@ -32,7 +32,7 @@ def _readable(option: str, text: str | None) -> Path | None:
         return None
     path = Path(text)
     if not path.is_file():
-        raise ValueError(f"{option} {path}: no such file")
+        raise ValueError(f"{option} {path}: " + ("not a regular file" if path.exists() else "no such file"))
     return path
 
 
@@ -45,7 +45,7 @@ def cmd_bundle(args) -> int:
     from .core.output_paths import OutputRefused, trace_written_by_us
     from .core.session import history_path
 
-    if not args.id.isdigit():
+    if not (args.id.isascii() and args.id.isdigit() and len(args.id) <= 18):  # SQLite's ids are 64-bit
         return _fail(f"{args.id!r} is not a build id (trt-tui history lists them)")
     path = history_path(args.history) or default_path()
     try:
