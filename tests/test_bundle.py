@@ -181,3 +181,20 @@ def test_a_model_gone_and_a_build_observed_elsewhere_are_said(built, tmp_path):
     assert json.loads(got["model.json"])["content_hash_at_build"] == record.model_hash
     assert any(note.startswith("model: not read now") for note in members.notes)
     assert got["command.txt"].decode().startswith("# built inside python train.py, whose build options")
+
+
+def test_driver_cuda_and_gpus_from_nvml(monkeypatch):
+    """Where NVML starts (a GPU host), its answers fill versions and host: a scripted NVML in addition to
+    the real builds above, which ran where it does not ("none")."""
+    from types import SimpleNamespace
+
+    from trt_tui.core import bundle, nvml
+
+    fake = SimpleNamespace(
+        nvmlSystemGetDriverVersion=lambda: b"550.54.15", nvmlSystemGetCudaDriverVersion=lambda: 12040,
+        nvmlDeviceGetCount=lambda: 1, nvmlDeviceGetHandleByIndex=lambda index: index,
+        nvmlDeviceGetName=lambda handle: "NVIDIA H100 80GB HBM3",
+        nvmlDeviceGetMemoryInfo=lambda handle: SimpleNamespace(total=80 << 30))
+    monkeypatch.setattr(nvml, "nvml_started", lambda: fake)
+    assert bundle._nvml_now() == {"driver": "550.54.15", "cuda": "12.4", "gpus": [
+        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 << 30}]}
