@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .cli_bundle import bundle_options, cmd_bundle
 from .cli_help_format import HelpFormatter
 from .cli_memory import add_memory_option, memory_limit, spare_size
 from .core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
@@ -724,6 +725,7 @@ COMMANDS = {
     "build": ("build engines headless", _build_command),
     "watch": ("build models, then rebuild each when its ONNX file changes", _watch_command),
     "history": ("list past builds", _history_command),
+    "bundle": ("write one .tar.gz of a past build for a bug report", bundle_options),
     "run": ("run a program and observe (and cancel) the TensorRT builds it makes", _run_command),
     "samples": ("write sample ONNX models (random weights, generated locally)", _samples_command),
     "serve": ("serve the app to web browsers; the builds belong to this process", _serve_command),
@@ -796,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "print_config", False):
         return print_config(config, parser, argv, args)
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
-               "serve": cmd_serve, "run": cmd_run}.get(getattr(args, "command", None), cmd_app)
+               "serve": cmd_serve, "run": cmd_run, "bundle": cmd_bundle}.get(getattr(args, "command", None), cmd_app)
     try:
         code = handler(args)
         _done_with_everything = handler is cmd_build and args.executor != "ray"
