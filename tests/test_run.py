@@ -37,8 +37,11 @@ def models(tmp_path_factory) -> Path:
 
 
 def trt_tui(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """No terminal size of this process's (an app test before may have set $COLUMNS): output to a pipe
+    is as wide as it needs."""
+    env = kwargs.pop("env", None) or {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return subprocess.run([sys.executable, "-m", "trt_tui", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=kwargs.pop("cwd", None), env=kwargs.pop("env", None))
+                          timeout=timeout, cwd=kwargs.pop("cwd", None), env=env)
 
 
 def events(stdout: str) -> list[dict]:

@@ -247,7 +247,10 @@ class Served:
 
     def __init__(self, *args: str, token: str | None = None) -> None:
         self.port = free_port()
-        env = dict(os.environ, PYTHONPATH=str(REPO))
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # each tab's size is its browser's
+        env["PYTHONPATH"] = str(REPO)
+        # A history of its own: what earlier tests recorded (estimates, forecasts) is no part of a serve test
+        env["TRT_TUI_HISTORY"] = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
         env.pop("TRT_TUI_TOKEN", None)
         if token is not None:
             env["TRT_TUI_TOKEN"] = token
