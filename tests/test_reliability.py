@@ -85,9 +85,34 @@ def child_pids() -> list[int]:
     return found
 
 
+def described(pids: list[int]) -> list[str]:
+    out = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+        except OSError:
+            stat, cmd = "?", "?"
+        out.append(f"{pid} {stat} {cmd}")
+    return out
+
+
+_before_test: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def children_before_the_test():
+    """Children this process already had when the test started (left by other test files, which
+    check their own): a test here answers for the processes its own builds started."""
+    _before_test.clear()
+    _before_test.update(child_pids())
+    yield
+
+
 def assert_nothing_left(*directories: Path) -> None:
     assert multiprocessing.active_children() == []
-    assert child_pids() == [], "a build process outlived its build"
+    left = [pid for pid in child_pids() if pid not in _before_test]
+    assert left == [], f"a build process outlived its build: {described(left)}"
     assert build_threads() == [], "a thread of ours outlived the builds"
     assert leftover_temps(*directories) == []
 

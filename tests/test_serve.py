@@ -659,11 +659,18 @@ def test_browser_builds_and_cancels(long_dir):
             mark = len(screen(page))
             page.keyboard.press("s")
             wait(shows(page, "Stacks of build #1, taken now", mark), "the build's stacks", 60)
+            mark = len(screen(page))
             page.keyboard.press("Escape")
+            # The main screen back (its tree redrawn) before `c`: on a loaded machine a key pressed while
+            # the stacks are still up goes to them.
+            wait(shows(page, "Building engine", mark), "the main screen after the stacks", 30)
             assert "Watch" not in screen(page)  # not in the footer, where every offered key is
             mark, second_mark = len(screen(page)), len(screen(second))
             page.keyboard.press("c")
-            wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
+            try:
+                wait(shows(page, "cancelled", mark), "the build to show cancelled", 60)
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the screen since `c`: {screen(page)[mark:][-1500:]!r}") from None
             assert "Cancelling #1 densenet.onnx" in screen(page)[mark:]
             wait(shows(second, "cancelled", second_mark), "the second browser to see the cancel", 30)
             browser.close()
