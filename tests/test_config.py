@@ -187,7 +187,7 @@ async def test_a_remapped_key_runs_its_command_and_the_old_key_does_not(config_h
     monkeypatch.delenv("TRT_TUI_CONFIG", raising=False)
     write_config(config_home, 'log-level = "warning"\n[keys]\ncancel = "k"\n')
     parser = cli.app_parser()
-    apply_config_file(parser)
+    apply_config_file(parser, cli.every_parser)
     config = cli.app_config(parser.parse_args([str(mnist_dir)]))
     events, engine_bytes = load_trace(TRACES, "mnist.onnx:full")
     app = make_app(config, executor=ReplayExecutor(events, engine_bytes, hold_at=len(events) // 2))
@@ -267,7 +267,7 @@ async def test_two_commands_may_swap_their_keys(config_home, mnist_dir, monkeypa
     monkeypatch.delenv("TRT_TUI_CONFIG", raising=False)
     write_config(config_home, '[keys]\ncancel = "r"\nrebuild = "c"\n')
     parser = cli.app_parser()
-    apply_config_file(parser)
+    apply_config_file(parser, cli.every_parser)
     events, engine_bytes = load_trace(TRACES, "mnist.onnx:full")
     app = make_app(cli.app_config(parser.parse_args([str(mnist_dir)])), executor=ReplayExecutor(events, engine_bytes))
     async with app.run_test(size=(160, 48)) as pilot:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
+from .cli_basics import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, parse_size
 from .cli_bundle import bundle_options, cmd_bundle
 from .cli_help_format import HelpFormatter
 from .cli_memory import add_memory_option, memory_limit, spare_size
@@ -25,12 +25,6 @@ from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 from .core.output_paths import OutputRefused, check_engines, check_trace, program_files
 from .core.printable import escaped
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """Bad options or unreadable input: exit 2 with the message."""
 
 
 def int_in(low: int, high: int | None = None):
@@ -72,18 +66,6 @@ class Parser(argparse.ArgumentParser):
         from .cli_suggest import explain_unrecognized
 
         self.exit(EXIT_USAGE, f"{self.prog}: error: {explain_unrecognized(message, self)} (see {self.prog} -h)\n")
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """'4G', '512M', '1.5GiB', or a plain number of MiB (as trtexec's --memPoolSize takes)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise UsageError(f"--workspace: {text!r} is not a size (try 1024M or 4G)")
-    number, unit = float(match.group(1)), match.group(2).upper() or "M"
-    return int(number * 1024 ** " KMGT".index(unit))
-
 
 MAX_DIMENSION = (1 << 31) - 1  # TensorRT's dimensions are 32-bit signed integers
 
@@ -775,6 +757,13 @@ def entry() -> None:
     sys.exit(code)
 
 
+def every_parser() -> list[argparse.ArgumentParser]:
+    """The app's parser and each command's: which options a config file may give any of them."""
+    from .config_file import parsers_in
+
+    return [app_parser(), *parsers_in(command_parser())]
+
+
 def main(argv: list[str] | None = None) -> int:
     global _done_with_everything
     from .config_file import apply_config_file, print_config
@@ -788,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
     parser = command_parser(argv[0]) if argv and argv[0] in SUBCOMMANDS else app_parser()
     try:
-        config = apply_config_file(parser)  # the file's values are the parser's defaults
+        config = apply_config_file(parser, every_parser)  # the file's values are the parser's defaults
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one-line usage error
         return EXIT_USAGE if exc.code else EXIT_OK
@@ -796,7 +785,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trt-tui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "print_config", False):
-        return print_config(config, parser, argv, args)
+        return print_config(config, parser, argv, args, app_parser)
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
                "serve": cmd_serve, "run": cmd_run, "bundle": cmd_bundle}.get(getattr(args, "command", None), cmd_app)
     try:

@@ -21,7 +21,8 @@ def bundle_options(b: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    from .cli import EXIT_USAGE, escaped
+    from .cli_basics import EXIT_USAGE
+    from .core.printable import escaped
 
     print(f"trt-tui: bundle: {escaped(message)}", file=sys.stderr)
     return EXIT_USAGE
@@ -39,11 +40,10 @@ def _readable(option: str, text: str | None) -> Path | None:
 def cmd_bundle(args) -> int:
     import sqlite3
 
-    from .cli import EXIT_OK
+    from .cli_basics import EXIT_OK
     from .core.bundle import BundleInput, check_bundle_output, write_bundle
-    from .core.history import History, HistoryError, default_path
+    from .core.history import History, HistoryError, default_path, history_path
     from .core.output_paths import OutputRefused, trace_written_by_us
-    from .core.session import history_path
 
     if not (args.id.isascii() and args.id.isdigit() and len(args.id) <= 18):  # SQLite's ids are 64-bit
         return _fail(f"{args.id!r} is not a build id (trt-tui history lists them)")

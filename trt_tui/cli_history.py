@@ -6,16 +6,15 @@ import json
 import os
 import sys
 
-from .cli import EXIT_OK, EXIT_USAGE, UsageError
+from .cli_basics import EXIT_OK, EXIT_USAGE, UsageError
 from .cli_help_format import terminal_columns
 
 
 def history_command(args) -> int:
     import sqlite3
 
-    from .core.history import History, HistoryError, default_path
+    from .core.history import History, HistoryError, default_path, history_path
     from .core.history_table import format_history
-    from .core.session import history_path
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
         return diff_command(args)
@@ -51,9 +50,8 @@ def history_command(args) -> int:
 def diff_command(args) -> int:
     """`history diff A B` (two ids) or `history diff MODEL` (its last two successful builds); errors
     are one line."""
-    from .core.history import History, HistoryError, default_path
+    from .core.history import History, HistoryError, default_path, history_path
     from .core.history_diff import DiffError, compare, format_comparison, pick
-    from .core.session import history_path
 
     path = history_path(args.history) or default_path()
     if not path.exists():

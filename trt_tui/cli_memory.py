@@ -8,7 +8,7 @@ import argparse
 
 def spare_size(text: str) -> int:
     """An argparse type: a size as `cli.parse_size` takes it (0 allowed): `--spare-memory`."""
-    from .cli import UsageError, parse_size
+    from .cli_basics import UsageError, parse_size
 
     try:
         return parse_size(text)
@@ -18,7 +18,7 @@ def spare_size(text: str) -> int:
 
 def limit_size(text: str) -> int:
     """An argparse type: a size as `cli.parse_size` takes it, more than nothing."""
-    from .cli import UsageError, parse_size
+    from .cli_basics import UsageError, parse_size
 
     try:
         value = parse_size(text)
@@ -38,7 +38,7 @@ def add_memory_option(p: argparse.ArgumentParser) -> None:
 def memory_limit(args):
     """The `MemoryLimit` the options ask for, or None; a limit with an executor that has no build
     process of its own to limit is refused in one line."""
-    from .cli import UsageError
+    from .cli_basics import UsageError
     from .core.memory_limit import MemoryLimit
 
     if getattr(args, "memory_limit", None) is None:

@@ -15,10 +15,11 @@ import argparse
 import functools
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cli import UsageError
+from .cli_basics import UsageError
 
 ENV = "TRT_TUI_CONFIG"
 KEYS = "keys"
@@ -97,11 +98,10 @@ def parsers_in(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]
 
 
 @functools.cache
-def every_option() -> frozenset[str]:
-    """What a file may give any command (one file serves them all)."""
-    from .cli import app_parser, command_parser
-
-    return frozenset(name for p in [app_parser(), *parsers_in(command_parser())] for name in options_of(p))
+def every_option(every_parser: Callable[[], list[argparse.ArgumentParser]]) -> frozenset[str]:
+    """What a file may give any command (one file serves them all); `every_parser()`: the app's and
+    each command's parser (the CLI hands its builder in: it imports this module, not the reverse)."""
+    return frozenset(name for p in every_parser() for name in options_of(p))
 
 
 def converted(where: str, action: argparse.Action, value: object) -> object:
@@ -169,7 +169,8 @@ def project_table(start: Path) -> tuple[Path, dict] | None:
     return None
 
 
-def apply_config_file(parser: argparse.ArgumentParser) -> ConfigFile:
+def apply_config_file(parser: argparse.ArgumentParser,
+                      every_parser: Callable[[], list[argparse.ArgumentParser]]) -> ConfigFile:
     """Read the config file, then the project's `[tool.trt-tui]` (nearer, so it wins), and make their
     values `parser`'s defaults; a bad file, key or value is a UsageError that names the file and key."""
     config = ConfigFile(config_path())
@@ -183,7 +184,7 @@ def apply_config_file(parser: argparse.ArgumentParser) -> ConfigFile:
     for target in parsers_in(parser):
         options = options_of(target)
         for path, prefix, data in layers:
-            take(config, target, options, path, prefix, dict(data))
+            take(config, target, options, path, prefix, dict(data), every_parser)
         dests = {action.dest for action in options.values()}
         defaults = {dest: value for dest, value in config.values.items() if dest in dests}
         if target.get_default("keys") is not None:  # a parser of the app (`add_config_options`)
@@ -193,7 +194,7 @@ def apply_config_file(parser: argparse.ArgumentParser) -> ConfigFile:
 
 
 def take(config: ConfigFile, target: argparse.ArgumentParser, options: dict[str, argparse.Action], path: Path,
-         prefix: str, data: dict) -> None:
+         prefix: str, data: dict, every_parser: Callable[[], list[argparse.ArgumentParser]]) -> None:
     """One file's values over those of the files before it; `prefix`: the table they are in."""
     keys = data.pop(KEYS, {})
     if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
@@ -206,7 +207,7 @@ def take(config: ConfigFile, target: argparse.ArgumentParser, options: dict[str,
             config.origins[action.dest] = (path, prefix + key)
         elif isinstance(value, dict):
             raise problem(where, f"no such table (the file's tables: [{KEYS}])")
-        elif name not in every_option():
+        elif name not in every_option(every_parser):
             raise problem(where, f"no such option{did_you_mean(name, options)}")
     if keys and target.get_default("keys") is not None:
         config.keys = checked_keys(f"{path}: {prefix}{KEYS}", {**config.keys, **keys})
@@ -253,9 +254,9 @@ def add_config_options(parser: argparse.ArgumentParser) -> None:
 
 
 def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list[str],
-                 args: argparse.Namespace) -> int:
+                 args: argparse.Namespace, bare_parser: Callable[[], argparse.ArgumentParser]) -> int:
     """Each option's value in force, as the file would spell it, and where it came from."""
-    given = given_on_command_line(argv)
+    given = given_on_command_line(argv, bare_parser())
     state = "" if config.found else " (none there)"
     also = f"; then [tool.trt-tui] of {config.project}" if config.project else ""
     print(f"# the options in force; the config file: {config.path}{state}{also}")
@@ -276,11 +277,8 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
     return 0
 
 
-def given_on_command_line(argv: list[str]) -> set[str]:
-    """The dests that `argv` itself sets: parsed again with no defaults at all."""
-    from .cli import app_parser
-
-    bare = app_parser()
+def given_on_command_line(argv: list[str], bare: argparse.ArgumentParser) -> set[str]:
+    """The dests that `argv` itself sets: parsed again (`bare`, a fresh app parser) with no defaults."""
     for action in bare._actions:
         action.default = argparse.SUPPRESS
     bare._defaults.clear()

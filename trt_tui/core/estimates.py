@@ -14,19 +14,34 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .phases import PhaseTree
 from .units import human_seconds
 
-if TYPE_CHECKING:  # the history hands its records in; it asks `median_phases` in turn
-    from .history import BuildRecord, History
+EXPECTED_FROM = 5  # expected phase durations: the median over this many recent successful builds
+
+
+
+class RecordedBuild(Protocol):
+    """A history record, as far as the estimates read one (the history imports this module, so it
+    is described here rather than imported)."""
+
+    phases: dict[str, float]
+    started: float
+    model_hash: str | None
+
+
+class SuccessfulBuilds(Protocol):
+    """The history, as far as the estimates ask it."""
+
+    def successes(self, model: str | Path, limit: int = ...) -> list: ...
 
 # How far back to look for builds of the model's present content among its successful builds.
 LOOK_BACK = 50
 
 
-def median_phases(records: list[BuildRecord]) -> dict[str, float] | None:
+def median_phases(records: list[RecordedBuild]) -> dict[str, float] | None:
     """Median seconds per phase path over `records` (a phase missing from some of them: the median of
     those it appears in); None without records."""
     import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay ~4 ms
@@ -38,12 +53,10 @@ def median_phases(records: list[BuildRecord]) -> dict[str, float] | None:
     return {key: statistics.median(values) for key, values in samples.items()} or None
 
 
-def expected_for(history: History, model: Path) -> tuple[dict[str, float] | None, bool]:
+def expected_for(history: SuccessfulBuilds, model: Path) -> tuple[dict[str, float] | None, bool]:
     """(expected seconds per phase path, whether they come from builds of an older version of the
     model): from its last successful builds of the content the file has now, else from its last
     successful builds. (None, False) without successful builds."""
-    from .history import EXPECTED_FROM
-
     successes = history.successes(model, LOOK_BACK)
     if not successes:
         return None, False

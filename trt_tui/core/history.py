@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .estimates import EXPECTED_FROM, median_phases
 from .events import State, StateChanged, Vitals
 from .forecast import forecast_fields
 from .phases import PhaseTree
@@ -46,7 +47,6 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
 OPEN_TIMEOUT = 5.0  # seconds opening waits for a locked file: after that builds go on without history
 WRITE_TIMEOUT = 1.0  # seconds a record waits on the pump thread; then a background thread retries it
-EXPECTED_FROM = 5  # expected phase durations: the median over this many recent successful builds
 
 # Index i is the script that takes a database from user_version i to i + 1.
 _MIGRATIONS: list[str] = [
@@ -96,6 +96,12 @@ _COLUMNS = "id, " + _FIELDS
 
 class HistoryError(Exception):
     """The history file cannot be opened or used; the message names it."""
+
+
+def history_path(explicit: str | os.PathLike | None) -> Path | None:
+    """--history, else $TRT_TUI_HISTORY, else None (the user data directory)."""
+    text = explicit or os.environ.get("TRT_TUI_HISTORY")
+    return Path(text) if text else None
 
 
 def default_path() -> Path:
@@ -391,7 +397,6 @@ class History:
     def expected_phases(self, model: str | Path) -> dict[str, float] | None:
         """Median seconds per phase path over the last five successful builds of `model` (a phase
         missing from some of them: the median of those it appears in); None without such builds."""
-        from .estimates import median_phases
 
         return median_phases(self.successes(model, EXPECTED_FROM))
 

@@ -57,8 +57,7 @@ def program_files(argv: list[str]) -> list[Path]:
 
 
 def _history_of(option: str | None) -> Path:
-    from .history import default_path
-    from .session import history_path
+    from .history import default_path, history_path
 
     return history_path(option) or default_path()
 

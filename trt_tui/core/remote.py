@@ -39,7 +39,7 @@ from . import protocol
 from .build import BuildOptions, BuildSpec, default_output
 from .events import State, StateChanged, event_from_dict, event_to_dict
 from .monitor import CancelToken
-from .session import Session, history_path
+from .session import Session
 from .vitals import STACK_TIMEOUT
 
 REPLY_TIMEOUT = 10.0
@@ -419,7 +419,7 @@ def attach_session(path: str | os.PathLike, history: str | os.PathLike | None = 
     in other processes."""
     session = Session(RemoteScheduler(path), owns_builds=False)
     try:
-        from .history import History
+        from .history import History, history_path
 
         session.history = History(history_path(history))
         session.closers.append((session.history.close, False))

@@ -16,12 +16,6 @@ from .scheduler import BuildScheduler, Scheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
-def history_path(explicit: str | os.PathLike | None) -> Path | None:
-    """--history, else $TRT_TUI_HISTORY, else None (the user data directory)."""
-    text = explicit or os.environ.get("TRT_TUI_HISTORY")
-    return Path(text) if text else None
-
-
 @dataclass
 class Session:
     scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
@@ -72,7 +66,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     session = Session(scheduler)
     if record_history:
         try:
-            from .history import History, HistoryRecorder
+            from .history import History, HistoryRecorder, history_path
 
             session.history = History(history_path(history))
             session.recorder = HistoryRecorder(session.history)
