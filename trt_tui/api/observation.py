@@ -31,11 +31,11 @@ from types import ModuleType
 from typing import Literal, TextIO
 
 from ..core.build import BuildSpec, Outcome
+from ..core.chained_monitor import chained, chained_monitor
 from ..core.events import Log, Severity, State, StateChanged
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
 from .builds import forget, report_to
-from .chain import chained, chained_monitor
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
 READY_TIMEOUT = 30.0

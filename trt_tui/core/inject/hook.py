@@ -28,6 +28,7 @@ import weakref
 from pathlib import Path
 from types import ModuleType
 
+from ..chained_monitor import monitor_class
 from ..events import Severity, State, StateChanged
 from ..monitor import LogRouter, MonitorState, routing_logger
 from ..phases import cancelled_detail
@@ -121,55 +122,15 @@ class _Patches:
     # -- monitor -----------------------------------------------------------------------------------
 
     def _make_monitor_class(self):
-        trt = self.trt
-
-        class TeeMonitor(trt.IProgressMonitor):
-            """trt-tui's monitor first (constant work, never raises), then the program's."""
-
-            def __init__(self) -> None:
-                trt.IProgressMonitor.__init__(self)
-                self.state: MonitorState | None = None
-                self.program = None
-                self.program_cancelled = False
-
-            def phase_start(self, phase_name, parent_phase, num_steps):
-                state = self.state
-                if state is not None:
-                    state.phase_start(phase_name, parent_phase, num_steps)
-                program = self.program
-                if program is not None:
-                    program.phase_start(phase_name, parent_phase, num_steps)
-
-            def step_complete(self, phase_name, step):
-                state = self.state
-                go = state.step_complete(phase_name, step) if state is not None else True
-                program = self.program
-                if program is not None:
-                    try:
-                        if not program.step_complete(phase_name, step):
-                            self.program_cancelled = True
-                            go = False
-                    except BaseException:
-                        self.program_cancelled = True
-                        raise
-                return go
-
-            def phase_finish(self, phase_name):
-                state = self.state
-                if state is not None:
-                    state.phase_finish(phase_name)
-                program = self.program
-                if program is not None:
-                    program.phase_finish(phase_name)
-
-        return TeeMonitor
+        """trt-tui's monitor first (constant work, never raises), then the program's (`own`)."""
+        return monitor_class(self.trt)
 
     def _tee(self, config):
         """The config's tee monitor, set on it now if it has none yet."""
         tee = self.tees.get(config)
         if tee is None:
             tee = self.monitor_class()
-            tee.program = self.config_property.__get__(config)
+            tee.own = self.config_property.__get__(config)
             self.config_property.__set__(config, tee)
             self.tees[config] = tee
         return tee
@@ -180,14 +141,14 @@ class _Patches:
 
         def get(config):
             tee = patches.tees.get(config)
-            return tee.program if tee is not None else prop.__get__(config)
+            return tee.own if tee is not None else prop.__get__(config)
 
         def set_(config, monitor):
             tee = patches.tees.get(config)
             if tee is None:
                 prop.__set__(config, monitor)
             else:
-                tee.program = monitor
+                tee.own = monitor
 
         self.trt.IBuilderConfig.progress_monitor = property(get, set_, doc=prop.__doc__)
 
@@ -239,7 +200,7 @@ class _Patches:
                 return None
             local, sink, token = started
             state = MonitorState(local, sink, token, t0)
-            tee.program_cancelled = False
+            tee.own_cancelled = False
             bound = self.router.bind(state, self.min_severity)
             bound.__enter__()
             tee.state = state
@@ -277,7 +238,7 @@ class _Patches:
             where = state.cancelled_in or []
             detail = cancelled_detail(where)
             return StateChanged(state.job, t, State.CANCELLED, detail=detail)
-        if tee is not None and tee.program_cancelled:
+        if tee is not None and tee.own_cancelled:
             return StateChanged(state.job, t, State.CANCELLED, detail="cancelled by the program's own progress monitor")
         if exc is not None:
             return StateChanged(state.job, t, State.FAILED, error=f"{type(exc).__name__}: {exc}")

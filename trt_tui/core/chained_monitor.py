@@ -1,6 +1,7 @@
-"""The monitor `observe` sets on a config: trt-tui's first, then the one the caller had set.
+"""The monitor trt-tui sets on a config, both where `observe` is called and in a program `trt-tui run`
+watches: trt-tui's first, then the one the caller had set.
 
-As in `trt-tui run`, the caller's monitor is kept: it is called on every callback, exactly as often
+The caller's monitor is kept: it is called on every callback, exactly as often
 as without trt-tui, its `False` still cancels, and an exception it raises reaches TensorRT as it
 would have. trt-tui's part (a `MonitorState`) does constant work and never raises; once the
 observation ends it is detached, and the config's later builds call the caller's monitor alone.
@@ -10,18 +11,23 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ..core.monitor import MonitorState
+from .monitor import MonitorState
 
 _classes: dict[str, type] = {}
+
+
+def monitor_class(trt: ModuleType) -> type:
+    """The chained `IProgressMonitor` class of `trt`, one per module."""
+    cls = _classes.get(trt.__name__)
+    if cls is None:
+        cls = _classes[trt.__name__] = _make_class(trt)
+    return cls
 
 
 def chained_monitor(trt: ModuleType, own):
     """An `IProgressMonitor` of `trt` calling its `state` (set later; None: skipped), then `own` (the
     caller's monitor, or None)."""
-    cls = _classes.get(trt.__name__)
-    if cls is None:
-        cls = _classes[trt.__name__] = _make_class(trt)
-    return cls(own)
+    return monitor_class(trt)(own)
 
 
 def chained(monitor) -> bool:
@@ -31,12 +37,12 @@ def chained(monitor) -> bool:
 
 def _make_class(trt: ModuleType) -> type:
     class ChainedMonitor(trt.IProgressMonitor):
-        def __init__(self, own) -> None:
+        def __init__(self, own=None) -> None:
             trt.IProgressMonitor.__init__(self)
             self.state: MonitorState | None = None
             self.own = own
             self.own_cancelled = False  # the caller's monitor said stop (or raised)
-            self.observation = None  # the observation it belongs to
+            self.observation = None  # the observation it belongs to (`observe`)
 
         def phase_start(self, phase_name, parent_phase, num_steps):
             state = self.state
