@@ -14,7 +14,15 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .cli_basics import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, parse_size
+from .cli_basics import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    HandledSignals,
+    UsageError,
+    parse_size,
+)
 from .cli_bundle import bundle_options, cmd_bundle
 from .cli_help_format import HelpFormatter
 from .cli_memory import add_memory_option, memory_limit, spare_size
@@ -271,27 +279,16 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
                         memory_limit=memory_limit(args))
 
 
-class Stopper:
+class Stopper(HandledSignals):
     """SIGINT, SIGTERM and SIGHUP for the headless commands: the first cancels every build (they end
     CANCELLED, their temporaries removed, their final events delivered); a second exits at once,
     still removing this process's temporaries. Exit code 128 + the signal's number."""
 
-    SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 
     def __init__(self, on_first, on_exit_now=None) -> None:
         self.on_first = on_first
         self.on_exit_now = on_exit_now  # before exiting at once (a local Ray's processes are stopped)
-        self.signal: int | None = None
-        self._previous: dict[int, object] = {}
-
-    def __enter__(self) -> Stopper:
-        for number in self.SIGNALS:
-            self._previous[number] = signal.signal(number, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for number, previous in self._previous.items():
-            signal.signal(number, previous)
+        super().__init__()
 
     def _handle(self, signum, frame) -> None:
         if self.signal is not None:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 
+from .cli_basics import HandledSignals
 from .core import protocol
 from .core.events import State
 from .core.inject.observer import ProgramRun
@@ -29,27 +30,16 @@ from .core.inject.timeline import Timeline
 
 EXIT_FAILED = 1
 APP_CLOSE = 5.0  # seconds the app has to close after its program ended on a signal
-SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 
 
-class RunSignals:
+class RunSignals(HandledSignals):
     """SIGINT, SIGTERM, SIGHUP while `run` runs: the first stops the program, a second kills it (or,
     once the program has ended, ends trt-tui at once, however much output it had left to write)."""
 
     def __init__(self, run: ProgramRun, on_first=None) -> None:
         self.run = run
         self.on_first = on_first  # called with the signal's number, on a thread of its own
-        self.signal: int | None = None
-        self._previous: dict[int, object] = {}
-
-    def __enter__(self) -> RunSignals:
-        for number in SIGNALS:
-            self._previous[number] = signal.signal(number, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for number, previous in self._previous.items():
-            signal.signal(number, previous)
+        super().__init__()
 
     def _handle(self, signum, frame) -> None:
         if self.signal is not None:
