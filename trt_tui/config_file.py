@@ -118,7 +118,7 @@ def converted(where: str, action: argparse.Action, value: object) -> object:
             raise problem(where, f"must be text or a number, as {action.option_strings[-1]} takes, not {item!r}")
         text = str(item)
         try:
-            item = action.type(text) if action.type is not None else text
+            item = action.type(text) if callable(action.type) else text
         except argparse.ArgumentTypeError as exc:
             raise problem(where, str(exc)) from None
         except (TypeError, ValueError):

@@ -224,7 +224,7 @@ def pid_alive(pid: int) -> bool:
 def remove_stale_temps(directory: Path, *, pid: int | None = None) -> list[Path]:
     """Remove temporaries in `directory` whose writer is gone (or, with `pid`, those of that writer,
     which the caller knows it has just killed). Returns what was removed; never raises."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:

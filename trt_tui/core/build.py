@@ -368,7 +368,9 @@ class _Digest:
     def _run(self) -> None:
         self._value = hashlib.sha256(self._data).hexdigest()
 
-    def result(self) -> str | None:
+    def result(self) -> str:
         self._thread.join()
         self._data.release()
+        if self._value is None:  # the hashing thread raised (and printed why): no hash to record
+            raise RuntimeError("the engine's SHA-256 could not be computed")
         return self._value

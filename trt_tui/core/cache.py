@@ -203,7 +203,7 @@ class EngineCache:
                                     engine_matches=engine_matches, old=old, old_key=old_key, new=fingerprint)
         except Exception:
             reason = "build record unreadable"
-        if reason == "up to date":
+        if reason == "up to date" and recorded is not None:  # up to date: there is a record
             model_stamps = recorded.get("stamps", {}).get("model") if isinstance(recorded.get("stamps"), dict) else None
             sidecar.restamp(spec.output, recorded, hashed[0] if hashed else None,
                             fingerprint.stamps if fingerprint.stamps not in (None, model_stamps) else None)

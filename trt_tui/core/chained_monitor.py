@@ -10,6 +10,7 @@ observation ends it is detached, and the config's later builds call the caller's
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 from .monitor import MonitorState
 
@@ -36,7 +37,9 @@ def chained(monitor) -> bool:
 
 
 def _make_class(trt: ModuleType) -> type:
-    class ChainedMonitor(trt.IProgressMonitor):
+    base: Any = trt.IProgressMonitor  # a class of the backend chosen at run time
+
+    class ChainedMonitor(base):
         def __init__(self, own=None) -> None:
             trt.IProgressMonitor.__init__(self)
             self.state: MonitorState | None = None

@@ -48,7 +48,7 @@ def _alive(pid: int) -> bool:
 
 def remove_stale(tmp: Path) -> list[Path]:
     """Remove this user's demo directories under `tmp` whose process is gone; the removed ones."""
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = list(tmp.glob(PREFIX + "*"))
     except OSError:

@@ -18,6 +18,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import digest_store
 from .modelinfo import ModelDigests, ModelInfoError, read_model_digests
@@ -102,7 +103,7 @@ def _gpu_info() -> dict | None:
         def text(value) -> str:
             return value.decode() if isinstance(value, bytes) else str(value)
 
-        info = {"name": text(nvml.nvmlDeviceGetName(handle))}
+        info: dict[str, str | None] = {"name": text(nvml.nvmlDeviceGetName(handle))}
         try:
             major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
             info["compute_capability"] = f"{major}.{minor}"
@@ -295,11 +296,14 @@ def rebuild_reason(*, force: bool, engine_exists: bool, recorded: dict | None, e
         return certain
     if not engine_matches:
         return "engine changed on disk"
-    if old is None and not old_key:
-        if recorded.get("model_changed_while_built"):
+    if old is not None:
+        key = old.key()
+    elif old_key:
+        key = old_key
+    else:
+        if recorded is not None and recorded.get("model_changed_while_built"):
             return "model changed while its engine was built"
         return "build record unreadable"
-    key = old.key() if old is not None else old_key
     new_key = new.key()
     reasons = []
     if key.get("backend") != new_key["backend"] or key.get("backend_version") != new_key["backend_version"]:
@@ -359,7 +363,7 @@ def _gpu_text(gpu: dict | None) -> str:
 def phase_changes(before: dict[str, float], after: dict[str, float]) -> list[dict]:
     """Every phase path in either build, by absolute change in seconds, largest first; a phase that
     ran in only one build has None for the other."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for path in dict.fromkeys([*before, *after]):
         old, new = before.get(path), after.get(path)
         change = (new or 0.0) - (old or 0.0)

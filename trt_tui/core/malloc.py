@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import Literal
 
 M_TRIM_THRESHOLD = -1  # <malloc.h>
 M_MMAP_THRESHOLD = -3
@@ -47,7 +48,7 @@ RESERVE_CHUNK = 8 << 20  # below the mmap threshold, so the reserve is heap that
 
 _arenas_limited = False
 _tuned = False
-_libc = None
+_libc: ctypes.CDLL | Literal[False] | None = None  # None: not tried; False: not glibc
 
 
 def limit_arenas() -> bool:

@@ -134,9 +134,9 @@ class MemoryLimit:
     def confine(self, pid: int, name: str) -> Confinement:
         """Put process `pid` under the limit, in the strongest way this machine allows."""
         for make in (self._cgroup_v1, self._cgroup_v2):
-            held = make(pid, name)
-            if held is not None:
-                return held
+            cgroup = make(pid, name)
+            if cgroup is not None:
+                return cgroup
         held = Confinement(self.nbytes)
         try:
             import resource
@@ -183,10 +183,12 @@ class MemoryLimit:
 
     def _cgroup_v2(self, pid: int, name: str) -> _Cgroup | None:
         own = own_cgroup(None)
+        if own is None:
+            return None
         for root in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
-            parent = root / own.lstrip("/") if own is not None else None
+            parent = root / own.lstrip("/")
             try:  # the memory controller must be handed down to the children of our cgroup
-                delegated = parent is not None and "memory" in (parent / "cgroup.subtree_control").read_text().split()
+                delegated = "memory" in (parent / "cgroup.subtree_control").read_text().split()
             except OSError:
                 continue
             if delegated:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import Any, Protocol
 
 from .events import Event, Log, PhaseFinish, PhaseStart, Severity, Step
 from .memory_limit import is_memory_warning
@@ -158,8 +159,9 @@ def make_monitor(trt: ModuleType, state: MonitorState):
     """An `IProgressMonitor` of this TensorRT module that forwards to `state`."""
     cls = _monitor_classes.get(trt.__name__)
     if cls is None:
+        base: Any = trt.IProgressMonitor  # a class of the backend chosen at run time
 
-        class BuildMonitor(trt.IProgressMonitor):
+        class BuildMonitor(base):
             def __init__(self, state: MonitorState) -> None:
                 trt.IProgressMonitor.__init__(self)
                 self.state = state
@@ -234,11 +236,20 @@ def shared_logger(trt: ModuleType) -> tuple[LogRouter, object]:
         return pair
 
 
-def routing_logger(trt: ModuleType, router: LogRouter, forward: Callable[[], object | None] | None = None):
+class ProgramLogger(Protocol):
+    """A TensorRT `ILogger` a program made itself (the type of its backend is known only at run time)."""
+
+    def log(self, severity: Any, msg: str) -> object: ...
+
+
+def routing_logger(trt: ModuleType, router: LogRouter,
+                   forward: Callable[[], ProgramLogger | None] | None = None):
     """An `ILogger` that hands each message to `router`, never raising into TensorRT, and then, with
     `forward`, to the logger `forward()` returns, if any (`trt-tui run` tees the program's own)."""
 
-    class RoutingLogger(trt.ILogger):
+    base: Any = trt.ILogger  # a class of the backend chosen at run time
+
+    class RoutingLogger(base):
         def __init__(self) -> None:
             trt.ILogger.__init__(self)
 

@@ -23,6 +23,7 @@ does a verbose build, which wants every line anyway, and for which the C++ logge
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import sys
@@ -56,7 +57,7 @@ def dedicated_stdout() -> Iterator[None]:
     stream = sys.stdout
     moved = None
     try:
-        if stream is not None and stream.fileno() == 1:
+        if isinstance(stream, io.TextIOWrapper) and stream.fileno() == 1:
             stream.flush()
             moved = open(os.dup(1), "w", encoding=stream.encoding, errors=stream.errors,
                          buffering=1 if stream.line_buffering else -1)
@@ -204,8 +205,9 @@ def capture(trt, state: MonitorState, min_severity: Severity) -> Capture | None:
 
 def _flush_python_streams() -> None:
     for stream in (sys.stdout, sys.stderr, sys.__stdout__):
-        with contextlib.suppress(Exception):
-            stream.flush()
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                stream.flush()
 
 
 def _flush_c_stdio() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from types import ModuleType
+from typing import Literal
 
 
 def nvml_present() -> bool:
@@ -60,5 +62,5 @@ def nvml_started():
 
 _nvml_present: bool | None = None
 _nvml_lock = threading.Lock()
-_started = None  # None: not tried; False: cannot start here; else pynvml, started
+_started: ModuleType | Literal[False] | None = None  # None: not tried; False: cannot start here; else pynvml, started
 _start_lock = threading.Lock()

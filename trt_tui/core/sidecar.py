@@ -106,7 +106,8 @@ def restamp(engine: Path, record: dict, engine_stamp: Stamp | None, model_stamps
     until the next build. Nothing is written where the sidecar changed since it was read (a build
     wrote its own) or nothing would change; never raises: the old record is still right, only slower
     to check. True where it was rewritten."""
-    stamps = dict(record.get("stamps")) if isinstance(record.get("stamps"), dict) else {}
+    old_stamps = record.get("stamps")
+    stamps = dict(old_stamps) if isinstance(old_stamps, dict) else {}
     if engine_stamp is not None:
         stamps["engine"] = list(engine_stamp) if stamp_of(engine) == engine_stamp else None
     if model_stamps is not None:

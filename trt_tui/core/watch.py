@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .modelinfo import ModelInfoError, read_model_info
 from .scheduler import AlreadyBuilding
@@ -173,6 +174,16 @@ class ModelWatcher:
                 self.errors.append(f"change handler failed: {exc}")
 
 
+class _Build(Protocol):
+    """What the controller needs of a build the scheduler took."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def final(self) -> bool: ...
+
+
 class RebuildController:
     """What a change means for builds: new and changed models are (re)built, an in-flight build of
     a changed model is cancelled (forced) and restarted on the new file, removed models are dropped."""
@@ -186,10 +197,10 @@ class RebuildController:
         self.make_spec = make_spec
         self.on_submit = on_submit
         self.on_refused = on_refused
-        self.latest: dict[Path, object] = {}  # model -> its newest job
+        self.latest: dict[Path, _Build] = {}  # model -> its newest job
         self.lock = threading.Lock()
 
-    def track(self, model: Path, job) -> None:
+    def track(self, model: Path, job: _Build) -> None:
         """`job` is now `model`'s newest build (one started by hand): a change cancels it too."""
         with self.lock:
             self.latest[model] = job
