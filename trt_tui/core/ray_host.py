@@ -103,7 +103,10 @@ class RayHost(threading.Thread):
         try:
             from ray._private import worker
 
-            servers = [info.process.pid for infos in worker._global_node.all_processes.values() for info in infos]
+            node = worker._global_node
+            if node is None:
+                return  # this process started no local Ray
+            servers = [info.process.pid for infos in node.all_processes.values() for info in infos]
             for pid in _children_of(set(servers)) + servers:
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -116,8 +119,8 @@ class RayHost(threading.Thread):
         import ray
         from ray._private import ray_constants
 
-        try:
-            from ray._raylet import AuthenticationTokenLoader, Config
+        try:  # Ray's _raylet.pyi declares only part of the compiled module: these two are missing
+            from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
         except ImportError:  # a Ray from before its token authentication: not started open instead
             raise RuntimeError(f"Ray {ray.__version__} has no token authentication (RAY_AUTH_MODE); upgrade"
                                " Ray, or start a cluster of your own and give its address") from None
@@ -133,7 +136,7 @@ class RayHost(threading.Thread):
         if not self._saved_environment:
             return
         from ray._private import ray_constants
-        from ray._raylet import AuthenticationTokenLoader, Config
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]  # as above
 
         _set_environment(self._saved_environment)
         ray_constants.ENABLE_RAY_CLUSTER = os.environ.get(NETWORKED, "1").lower() not in ("0", "false")
@@ -175,7 +178,7 @@ def reachable(address: str, timeout: float = 5.0) -> None:
 
 def _children_of(parents: set[int]) -> list[int]:
     """The pids whose parent is one of `parents` (Linux's /proc; none elsewhere)."""
-    found = []
+    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

@@ -143,6 +143,8 @@ class Access:
         return parts.scheme == "http" and parts.netloc.lower() == host.strip().lower()
 
     def _authorised(self, request) -> bool:
+        if self.token is None or self.cookie_value is None:
+            return True  # no token is required
         header = request.headers.get("Authorization", "")
         bearer = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
         if self._matches(request.query.get("token", ""), self.token) or self._matches(bearer, self.token):
@@ -166,7 +168,7 @@ class Access:
                 reason = "malformed request"
             if reason is not None:
                 raise web.HTTPForbidden(text=f"trt-tui: {reason}\n")
-            if self.token is not None and "token" in request.query and request.path == "/":
+            if self.cookie_value is not None and "token" in request.query and request.path == "/":
                 # Into the cookie and out of the address bar (and the browser's history): back to the page.
                 query = urlencode([(k, v) for k, v in request.query.items() if k != "token"])
                 moved = web.HTTPSeeOther("/" + (f"?{query}" if query else ""))

@@ -46,7 +46,12 @@ class _TensorRTFinder:
             spec = finder.find_spec(name, path, target)
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _PatchingLoader(spec.loader)
+                    # Imported here, not at start-up: by now the program is importing TensorRT.
+                    from importlib.abc import Loader
+                    from typing import cast
+
+                    # A loader by duck typing: what it does not define comes from the real one.
+                    spec.loader = cast(Loader, _PatchingLoader(spec.loader))
                 return spec
         return None
 
