@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
+from .build import BuildSpec
+from .job import BuildJob
 from .modelinfo import ModelInfoError, read_model_info
-from .scheduler import AlreadyBuilding
+from .scheduler import AlreadyBuilding, BuildScheduler
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class ModelChange:
 class ModelWatcher:
     """Runs a thread that calls `on_change(changes)` with batches of `ModelChange`."""
 
-    def __init__(self, paths: Iterable[Path], on_change: Callable[[list[ModelChange]], None],
+    def __init__(self, paths: Iterable[Path], on_change: Callable[[list[ModelChange]], object],
                  settle: float = 0.25, poll: float = 0.05) -> None:
         self.roots = [Path(p).resolve() for p in paths]
         self.dirs = sorted({r if r.is_dir() else r.parent for r in self.roots})
@@ -174,22 +175,12 @@ class ModelWatcher:
                 self.errors.append(f"change handler failed: {exc}")
 
 
-class _Build(Protocol):
-    """What the controller needs of a build the scheduler took."""
-
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def final(self) -> bool: ...
-
-
 class RebuildController:
     """What a change means for builds: new and changed models are (re)built, an in-flight build of
     a changed model is cancelled (forced) and restarted on the new file, removed models are dropped."""
 
-    def __init__(self, scheduler, make_spec: Callable[[Path], object],
-                 on_submit: Callable[[Path, object, ModelChange], None] | None = None,
+    def __init__(self, scheduler: BuildScheduler, make_spec: Callable[[Path], BuildSpec],
+                 on_submit: Callable[[Path, BuildJob, ModelChange], None] | None = None,
                  on_refused: Callable[[Path, str], None] | None = None) -> None:
         """`on_refused(model, why)`: the scheduler would not take a change's build (its engine is
         being built by a build this controller did not start); the other changes go on."""
@@ -197,10 +188,10 @@ class RebuildController:
         self.make_spec = make_spec
         self.on_submit = on_submit
         self.on_refused = on_refused
-        self.latest: dict[Path, _Build] = {}  # model -> its newest job
+        self.latest: dict[Path, BuildJob] = {}  # model -> its newest job
         self.lock = threading.Lock()
 
-    def track(self, model: Path, job: _Build) -> None:
+    def track(self, model: Path, job: BuildJob) -> None:
         """`job` is now `model`'s newest build (one started by hand): a change cancels it too."""
         with self.lock:
             self.latest[model] = job

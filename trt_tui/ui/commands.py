@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.keys import Keys, _character_to_key
 
 
@@ -94,7 +94,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("q", "quit", "Quit", "cancel the running builds, wait for them, and quit"),
 )
 
-BINDINGS = [command.binding() for command in COMMANDS]
+BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS]
 PALETTE = [command for command in COMMANDS if command.palette]
 PICKER_ACTIONS = frozenset(command.action for command in COMMANDS if command.picks_models)
 # The key bar drops these last when it is short of room: without them a user cannot find the rest.

@@ -13,6 +13,7 @@ from textual.message import Message
 
 from ..core.events import Event
 from ..core.gpu import GpuSnapshot
+from ..core.modelinfo import ModelInfo
 from ..core.watch import ModelChange
 
 
@@ -65,5 +66,5 @@ class ModelInfoRead(Message):
     """A model's metadata, read on a worker thread (`info`), or why it cannot be read (`error`)."""
 
     path: str
-    info: object | None
+    info: ModelInfo | None
     error: str | None
