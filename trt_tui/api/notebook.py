@@ -92,13 +92,13 @@ class NotebookDisplay:
         changed = False
         for event in events:
             self.tree.apply(event)
-            kind = type(event)
-            if kind is Vitals:
+            if type(event) is Vitals:
                 self.vitals = event
-            elif kind is Log and event.severity <= Severity.WARNING:
-                self.warnings.append(f"{event.severity.label}: {event.message}")
-                changed = True
-            elif kind is StateChanged:
+            elif type(event) is Log:
+                if event.severity <= Severity.WARNING:
+                    self.warnings.append(f"{event.severity.label}: {event.message}")
+                    changed = True
+            elif type(event) is StateChanged:
                 self.state = event.state.value
                 if event.state.final:
                     self.final = event

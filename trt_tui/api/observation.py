@@ -20,15 +20,18 @@ plain call, as soon as `build_serialized_network` returns.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Literal, TextIO
+from types import FrameType, ModuleType
+from typing import Any, Literal, TextIO
 
 from ..core.build import BuildSpec, Outcome
 from ..core.chained_monitor import chained, chained_monitor
@@ -175,8 +178,8 @@ class Observation:
         self._exc: BaseException | None = None
         self._interrupted = False
         self._result: tuple[bool, int | None] | None = None  # (an engine came back, its size)
-        self._previous_sigint = None
-        self._bound = None
+        self._previous_sigint: Callable[[int, FrameType | None], Any] | int | None = None
+        self._bound: AbstractContextManager[None] | None = None
         self.program = script_name()
         self.name = name or self.program
         self._monitor = chained_monitor(self._trt, self._own)
@@ -203,8 +206,9 @@ class Observation:
             self._session.close()
             raise RuntimeError("trt_tui.observe: the observation did not start")
         router = shared_logger(self._trt)[0]
-        self._bound = router.bind(self._state, Severity.VERBOSE if self._verbose else Severity.INFO)
-        self._bound.__enter__()
+        bound = router.bind(self._state, Severity.VERBOSE if self._verbose else Severity.INFO)
+        bound.__enter__()
+        self._bound = bound
         self._config.progress_monitor = self._monitor
         report_to(self._trt, self._config, self)
         if threading.current_thread() is threading.main_thread():
@@ -274,7 +278,8 @@ class Observation:
         self._session.close()
         if self._renderer is not None:
             self._renderer.close()
-        self._bound.__exit__(None, None, None)
+        if self._bound is not None:
+            self._bound.__exit__(None, None, None)
         if self._entered:
             self._config.progress_monitor = self._own
         if on_main and self._previous_sigint is not None:
@@ -304,24 +309,24 @@ class Observation:
         """On the job's thread, once the build is over. What the build returned decides, where it
         was seen (`_built`); else the monitor's and the log's account."""
         exc, result = self._exc, self._result
-        common = {"backend": backend, "backend_version": version}
+        outcome = functools.partial(Outcome, backend=backend, backend_version=version)
         if result is not None and result[0]:
-            return Outcome(State.SUCCEEDED, engine_bytes=result[1], **common)
+            return outcome(State.SUCCEEDED, engine_bytes=result[1])
         if state.cancelled_in is not None or (isinstance(exc, KeyboardInterrupt) and self.job.token.cancelled):
             where = state.cancelled_in or []
             how = " (Ctrl-C)" if self._interrupted else ""
-            return Outcome(State.CANCELLED, detail=cancelled_detail(where) + how, cancelled_in=where, **common)
+            return outcome(State.CANCELLED, detail=cancelled_detail(where) + how, cancelled_in=where)
         if self._monitor.own_cancelled:
-            return Outcome(State.CANCELLED, detail="cancelled by the caller's own progress monitor", **common)
+            return outcome(State.CANCELLED, detail="cancelled by the caller's own progress monitor")
         if exc is not None:
-            return Outcome(State.FAILED, error=f"{type(exc).__name__}: {exc}", **common)
+            return outcome(State.FAILED, error=f"{type(exc).__name__}: {exc}")
         if state.last_error is not None:
-            return Outcome(State.FAILED, error=f"build failed: {state.last_error}", **common)
+            return outcome(State.FAILED, error=f"build failed: {state.last_error}")
         if result is not None:
-            return Outcome(State.FAILED, error="build failed: TensorRT returned no engine", **common)
+            return outcome(State.FAILED, error="build failed: TensorRT returned no engine")
         if state.next_id == 0:
-            return Outcome(State.FAILED, error="no build ran while it was observed", **common)
-        return Outcome(State.SUCCEEDED, **common)
+            return outcome(State.FAILED, error="no build ran while it was observed")
+        return outcome(State.SUCCEEDED)
 
     # -- what the caller reads ---------------------------------------------------------------------
 
