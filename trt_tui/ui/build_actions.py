@@ -62,8 +62,8 @@ class ActionMenu(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-class BuildListActions:
-    """The builds list's keys and the selected build's menu."""
+class BuildListActions(QueueActions):
+    """The builds list's keys and the selected build's menu (which show the queue's title)."""
 
     def action_build_menu(self) -> None:
         view = self.views.get(self.selected) if self.selected is not None else None
@@ -131,13 +131,13 @@ class BuildListActions:
             return
         recorded = self.session.recorder.recorded if self.session.recorder is not None else {}
         numbers = {history_id: job for job, history_id in recorded.items()}
-        reasons = {history_id: self.views[job].reason for job, history_id in recorded.items()
-                   if job in self.views and self.views[job].reason}
+        reasons = {history_id: reason for job, history_id in recorded.items()
+                   if job in self.views and (reason := self.views[job].reason)}
         self.push_screen(HistoryScreen(self.picker.display_name(model) if self.run_ is None else model,
                                        records, numbers, reasons))
 
 
-class BuildControls(BuildListActions, QueueActions):
+class BuildControls(BuildListActions):
     """Every action of this module and of `queue_control`, for the app to mix in."""
 
     def queue_action_refused(self, action: str) -> bool:

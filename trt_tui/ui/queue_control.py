@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from ..core.events import State
 from ..core.units import human_seconds, plural
+from .action_host import ActionHost
 from .build_view import BuildView
 
 QUEUE_ACTIONS = frozenset({"pause_queue", "more_jobs", "fewer_jobs", "queue_up", "queue_down"})
@@ -50,7 +51,7 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     return f"{text} · ETA {human_seconds(remaining / max(1, min(max_jobs, len(left))))}"
 
 
-class QueueActions:
+class QueueActions(ActionHost):
     """Pause and resume the queue, widen or narrow it, move a queued build; `build all`'s progress."""
 
     batch: list[int] = []  # the builds of the latest `build all`

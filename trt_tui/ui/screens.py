@@ -11,6 +11,7 @@ class `-observing`: there are no models to pick, so the picker, its filter and d
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +20,7 @@ from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Header, Static
 
+from .action_host import ActionHost
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterPrompt
 from .widgets.gpu_panel import GpuPanel
@@ -71,7 +73,8 @@ class MainScreen(Screen):
                     yield HostPanel(id="host")
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
-                yield Static(f"Log · level {self.app.config.log_level} (l to change)", id="log-title",
+                app = cast(ActionHost, self.app)  # the main screen is the app's own
+                yield Static(f"Log · level {app.config.log_level} (l to change)", id="log-title",
                              classes="pane-title")
                 yield LogPrompt(id="log-prompt")
                 yield LogPane(id="log")

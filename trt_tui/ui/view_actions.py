@@ -10,11 +10,12 @@ from pathlib import Path
 from textual.widgets import Static
 
 from ..core.log_store import NotOurs, save_log
+from .action_host import ActionHost
 from .widgets.log_pane import LogPane
 from .widgets.log_prompt import LogPrompt
 
 
-class ViewActions:
+class ViewActions(ActionHost):
     """Needs the app's `log_pane`, `views`, `selected` and `notify`."""
 
     @property
