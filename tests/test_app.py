@@ -409,19 +409,19 @@ async def test_phase_tree_keys_move_the_cursor_and_fold_a_phase(models):
         await start_held_build(pilot, app)
         tree = app.phase_view
         tree.focus()
-        shown = tree.visible()
+        shown = tree.shown_lines()
         assert shown[0].startswith("#1 resnet50.onnx building") and "▼ ▸ Building engine" in shown[1]
         await pilot.press("down", "space")  # "Building engine": every other phase is under it
-        await wait_for(pilot, lambda: len(tree.visible()) == 2, 2)
-        assert "▶ ▸ Building engine" in tree.visible()[1]
+        await wait_for(pilot, lambda: len(tree.shown_lines()) == 2, 2)
+        assert "▶ ▸ Building engine" in tree.shown_lines()[1]
         await pilot.press("enter")
         # every phase is shown again (the replay may have added some meanwhile)
-        await wait_for(pilot, lambda: len(tree.visible()) == len(tree.labels()) + 1 > len(shown) - 1, 2)
-        assert "▼ ▸ Building engine" in tree.visible()[1]
+        await wait_for(pilot, lambda: len(tree.shown_lines()) == len(tree.labels()) + 1 > len(shown) - 1, 2)
+        assert "▼ ▸ Building engine" in tree.shown_lines()[1]
         await pilot.press("end", "space")  # a leaf: nothing to fold
         await pilot.pause(0.1)
-        assert len(tree.visible()) == len(tree.labels()) + 1
-        assert tree.cursor_line() == len(tree.visible()) - 1
+        assert len(tree.shown_lines()) == len(tree.labels()) + 1
+        assert tree.cursor_line() == len(tree.shown_lines()) - 1
         await pilot.press("q")
 
 

@@ -261,7 +261,7 @@ async def test_the_trees_top_phase_hangs_from_nothing(models):
     app = held_replay_app(models)
     async with app.run_test(size=SIZE) as pilot:
         await start_held_build(pilot, app)
-        lines = app.phase_view.visible()
+        lines = app.phase_view.shown_lines()
         assert lines[1].startswith("▼ ▸ Building engine"), lines[1]
         assert lines[2].startswith("├     Cloning network graph"), lines[2]
         await pilot.press("q")

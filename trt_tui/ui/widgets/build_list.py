@@ -121,9 +121,10 @@ class BuildList(CachedRows, can_focus=True):
         self._rows[job] = _Row(job)
         self._all.append(job)
         self._order.append(job)
-        cells = {"#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
-                 "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
-                 "Peak": "-", "Engine": "-"}
+        cells: dict[str, str | Text] = {
+            "#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
+            "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
+            "Peak": "-", "Engine": "-"}
         for column in COLUMNS:
             self._store(job, column, cells[column])
         if self.sort_column is not None:
@@ -228,8 +229,8 @@ class BuildList(CachedRows, can_focus=True):
         self._reorder()
         return gone
 
-    def _sort_key(self, job: int) -> tuple:
-        column, row = self.sort_column, self._rows[job]
+    def _sort_key(self, column: str, job: int) -> tuple:
+        row = self._rows[job]
         if column == "#":
             value: object = job
         elif column == "State":
@@ -247,8 +248,9 @@ class BuildList(CachedRows, can_focus=True):
         where it was), and the app hears of a cursor that lands on another build."""
         before = self.cursor_job
         shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].state is State.SKIPPED)]
-        if self.sort_column is not None:
-            shown.sort(key=self._sort_key, reverse=self.sort_reverse)
+        column = self.sort_column
+        if column is not None:
+            shown.sort(key=lambda job: self._sort_key(column, job), reverse=self.sort_reverse)
         self._order = shown
         if before in shown:
             self.cursor_row = shown.index(before)
@@ -326,8 +328,9 @@ class BuildList(CachedRows, can_focus=True):
         if self._styles is None:
             # Not partial: the theme's cursor and stripe colours are translucent, blended here over the
             # list's own background.
-            self._styles = (self.rich_style, *(self.get_component_rich_style(f"build-list--{name}")
-                                               for name in ("header", "even-row", "cursor")))
+            header, even, cursor = (self.get_component_rich_style(f"build-list--{name}")
+                                    for name in ("header", "even-row", "cursor"))
+            self._styles = (self.rich_style, header, even, cursor)
         return self._styles
 
     def render_line(self, y: int) -> Strip:

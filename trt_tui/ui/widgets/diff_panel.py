@@ -26,8 +26,7 @@ def diff_of_build(history: History | None, recorded: dict[int, int], job: int, r
     `recorded` maps the app's build numbers to their history ids (the recorder's); an earlier build
     that is not among them ran before this app and is named by its time alone."""
     record_id = recorded.get(job)
-    record = history.get(record_id) if history is not None and record_id is not None else None
-    if record is None:
+    if history is None or record_id is None or (record := history.get(record_id)) is None:
         raise NothingToCompare("This build is not in the build history")
     previous = history.previous(record)
     if previous is None:

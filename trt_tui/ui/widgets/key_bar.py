@@ -125,7 +125,7 @@ class KeyBar(Widget, can_focus=False):
                 break  # shown cut off, if at all: not a place to click
             spans.append((start, end, key))
         line.truncate(room)
-        if palette is not None:
+        if palette is not None and self._palette is not None:
             line.pad_right(room - line.cell_len)
             spans.append((room + 1, room + 1 + palette.cell_len, self._palette))  # after the divider
             line.append_text(Text("▏", style=Style(dim=True)) + palette)  # dim under the palette's own styles

@@ -26,10 +26,10 @@ class LogInput(FilterInput):
     ]
 
     def action_keep(self) -> None:
-        self.parent.done(self.value)
+        self.query_ancestor(LogPrompt).done(self.value)
 
     def action_clear(self) -> None:
-        self.parent.done(None)
+        self.query_ancestor(LogPrompt).done(None)
 
 
 class LogPrompt(Horizontal):

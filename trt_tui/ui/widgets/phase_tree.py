@@ -43,7 +43,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
     """Shows one build's `PhaseTree`; `show` switches builds, `add_phases` and `refresh_phases`
     update in place. Up/down move the cursor, Enter or space folds the phase under it."""
 
-    BINDINGS = [Binding("enter,space", "toggle", "Fold", show=False)]  # and CachedRows' cursor keys
+    BINDINGS = [Binding("enter,space", "fold", "Fold", show=False)]  # and CachedRows' cursor keys
     COMPONENT_CLASSES = {"phase-tree--guides", "phase-tree--cursor"}
     DEFAULT_CSS = """
     PhaseTreeView {
@@ -150,19 +150,20 @@ class PhaseTreeView(CachedRows, can_focus=True):
             return
         if not self._fit():  # else every row was labelled again, the new ones with them
             for pid in added:
-                self._set_label(pid, self._label(pid))
+                self._set_label(pid, self._label(tree, pid))
         self._layout_rows()
         self._follow_running()
 
     def refresh_phases(self, phase_ids, now: float, hints: dict[int, str] | None = None,
                        vitals: dict[int, tuple[str, str]] | None = None) -> None:
-        if self._phases is None:
+        tree = self._phases
+        if tree is None:
             return
         self._now = now
         self._notes = (hints or {}, vitals or {})
         for pid in phase_ids:
             if pid in self._depths:
-                label = self._label(pid)
+                label = self._label(tree, pid)
                 if not same_text(label, self._labels.get(pid)):  # only the rows that changed are repainted
                     self._set_label(pid, label)
                     self._refresh_line(self._line_of.get(pid))
@@ -207,8 +208,9 @@ class PhaseTreeView(CachedRows, can_focus=True):
             return []
         return ["  " * depth + self._labels[p.id].plain.rstrip() for depth, p in tree.walk() if p.id in self._labels]
 
-    def visible(self) -> list[str]:
-        """Plain text of the lines as drawn, title first, folded phases left out (used by tests)."""
+    def shown_lines(self) -> list[str]:
+        """Plain text of the lines as drawn, title first, folded phases left out (used by tests). Not
+        `visible`: that is Textual's, which its compositor reads to find the widget under the mouse."""
         return [self._line_strip(line).text.rstrip() for line in range(len(self._rows) + 1)]
 
     # -- rows ------------------------------------------------------------------------------------------
@@ -238,9 +240,9 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._rows_changed(self.size.width)
         self.refresh()
 
-    def _label(self, pid: int) -> Text:
+    def _label(self, tree: PhaseTree, pid: int) -> Text:
         hints, vitals = self._notes
-        return phase_row(self._phases.phases[pid], self._now, self._row_width(self._depths[pid]), self.palette,
+        return phase_row(tree.phases[pid], self._now, self._row_width(self._depths[pid]), self.palette,
                          stopped=pid in self.stopped, slow_hint=hints.get(pid), vitals=vitals.get(pid),
                          columns=self._columns)
 
@@ -324,7 +326,8 @@ class PhaseTreeView(CachedRows, can_focus=True):
     def action_cursor(self, delta: int) -> None:
         self._move_cursor(self.cursor_line() + delta)
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
+        """Fold or unfold the phase at the cursor. Not `action_toggle`: Textual's toggles an attribute."""
         pid = self._cursor
         if pid is None or self._phases is None or not self._phases.phases[pid].children:
             return
@@ -337,4 +340,4 @@ class PhaseTreeView(CachedRows, can_focus=True):
             row = self._rows[line - 1]
             self._move_cursor(line)
             if len(row.guides) <= event.x + self.scroll_offset.x < len(row.guides) + TOGGLE:
-                self.action_toggle()
+                self.action_fold()
