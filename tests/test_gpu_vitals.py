@@ -1,0 +1,76 @@
+"""The vitals count a build's GPU work: a process whose CPU waits while its GPU works is `working`.
+
+The last test runs on a GPU host only (NVML and a CUDA-capable torch): a real CUDA program queues
+seconds of GPU work and sleeps, watched by the real `VitalsWatch` reading the real NVML. Elsewhere
+it is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from trt_tui.core.vitals import STALLED, WORKING, Sample, VitalsConfig, VitalsWatch, verdict
+
+
+def test_an_idle_cpu_with_a_busy_gpu_is_working_and_both_idle_is_stalled() -> None:
+    gpu_busy = [Sample(t, 0.0, gpu_percent=100.0 if t == 20 else 0.0) for t in range(0, 40, 2)]
+    assert verdict(gpu_busy, None, 40.0, stall_after=30.0) == WORKING
+    idle = [Sample(t, 0.0, gpu_percent=0.0) for t in range(0, 40, 2)]
+    assert verdict(idle, None, 40.0, stall_after=30.0) == STALLED
+    unknown = [Sample(t, 0.0) for t in range(0, 40, 2)]  # no NVML: the CPU alone decides
+    assert verdict(unknown, None, 40.0, stall_after=30.0) == STALLED
+
+
+def _gpu_problem() -> str | None:
+    try:
+        import pynvml
+        import torch
+    except ImportError as exc:
+        return f"needs torch and pynvml: {exc}"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU here"
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:
+        return f"NVML does not start here: {exc}"
+    return None
+
+
+GPU_WORK = 8.0  # seconds the program's GPU is busy while its CPU sleeps
+# One CUDA kernel that spins the GPU for about GPU_WORK seconds, queued; then the CPU only sleeps.
+PROGRAM = f"""
+import time, torch
+torch.cuda.init(); torch.zeros(1, device="cuda"); torch.cuda.synchronize()
+rate = torch.cuda.get_device_properties(0).clock_rate if hasattr(torch.cuda.get_device_properties(0), "clock_rate") else 0
+cycles = int((rate * 1000 if rate else 1.98e9) * {GPU_WORK})
+torch.cuda._sleep(cycles)
+print("queued", flush=True)
+time.sleep({GPU_WORK} + 12)
+"""
+
+
+@pytest.mark.skipif(_gpu_problem() is not None, reason=str(_gpu_problem()))
+def test_a_process_whose_cpu_sleeps_while_its_gpu_works_is_working_then_stalled() -> None:
+    program = subprocess.Popen([sys.executable, "-c", PROGRAM], stdout=subprocess.PIPE, text=True)
+    events = []
+    try:
+        assert program.stdout.readline().strip() == "queued"
+        watch = VitalsWatch(1, program.pid, events.append, VitalsConfig(interval=0.5, stall_after=3.0),
+                            own_process=False).start()
+        time.sleep(GPU_WORK - 2.0)
+        during = [s for s in watch.samples]
+        assert watch.current == WORKING, during
+        assert all(s.cpu_percent < 5.0 for s in during[1:]), during  # the CPU slept: the GPU said working
+        assert max(s.gpu_percent or 0.0 for s in during) > 50.0, during
+        deadline = time.monotonic() + GPU_WORK + 10
+        while watch.current != STALLED and time.monotonic() < deadline:  # the kernel ends: quiet now
+            time.sleep(0.5)
+        assert watch.current == STALLED, list(watch.samples)
+        watch.stop()
+    finally:
+        program.kill()
+        program.wait()
