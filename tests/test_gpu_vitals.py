@@ -44,10 +44,10 @@ GPU_WORK = 8.0  # seconds the program's GPU is busy while its CPU sleeps
 # One CUDA kernel that spins the GPU for about GPU_WORK seconds, queued; then the CPU only sleeps.
 PROGRAM = f"""
 import time, torch
-torch.cuda.init(); torch.zeros(1, device="cuda"); torch.cuda.synchronize()
-rate = torch.cuda.get_device_properties(0).clock_rate if hasattr(torch.cuda.get_device_properties(0), "clock_rate") else 0
-cycles = int((rate * 1000 if rate else 1.98e9) * {GPU_WORK})
-torch.cuda._sleep(cycles)
+torch.zeros(1, device="cuda"); torch.cuda.synchronize()
+start = time.monotonic(); torch.cuda._sleep(100_000_000); torch.cuda.synchronize()
+cycles_per_second = 100_000_000 / (time.monotonic() - start)
+torch.cuda._sleep(int(cycles_per_second * {GPU_WORK}))
 print("queued", flush=True)
 time.sleep({GPU_WORK} + 12)
 """
