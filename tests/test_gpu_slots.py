@@ -17,7 +17,7 @@ import pytest
 
 from trt_tui.core.build import BuildOptions, BuildSpec, Outcome
 from trt_tui.core.events import Log, Severity, State, StateChanged
-from trt_tui.core.executors import ProcessExecutor
+from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.gpu_slots import VISIBLE, GpuListError, GpuSlots, parse_gpus
 from trt_tui.core.scheduler import Scheduler
 from trt_tui.core.session import make_session
@@ -188,3 +188,23 @@ def test_a_bad_gpu_list_in_the_config_file_names_the_file(tmp_path, sample_dir, 
     assert done.returncode == 2
     assert str(config) in done.stderr and "'zero' is not a GPU index" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_thread_executor_gives_a_gpu_but_says_it_cannot_pin_the_build(tmp_path) -> None:
+    """One process, one CUDA: the build keeps its GPU to itself, and its log says it is not pinned.
+    (Full TensorRT is not installed here, so the build itself then fails, as it would anywhere.)"""
+    slots = GpuSlots(["1"], pins=False, needs_gpu=_full_tensorrt)
+    scheduler = Scheduler(executor=ThreadExecutor(vitals=None), gpus=slots, pump_interval=0.01)
+    recorder = Recorder()
+    scheduler.subscribe(recorder)
+    try:
+        job = scheduler.submit(BuildSpec(tmp_path / "a.onnx", tmp_path / "a.engine", FULL))
+        assert scheduler.wait(60)
+        logs = [e.message for e in recorder.events[job.id] if type(e) is Log]
+        assert any("given GPU 1 but not pinned to it" in m and "--executor process" in m for m in logs), logs
+        after = scheduler.submit(BuildSpec(tmp_path / "b.onnx", tmp_path / "b.engine", FULL))
+        assert scheduler.wait(60)  # the first is over: its GPU is the next one's, no wait
+        assert not any(d.startswith("waiting") for d in recorder.details(after.id))
+        assert any("given GPU 1" in e.message for e in recorder.events[after.id] if type(e) is Log)
+    finally:
+        scheduler.shutdown(timeout=30)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from trt_tui.core.gpu_activity import GpuActivity
 from trt_tui.core.vitals import STALLED, WORKING, Sample, VitalsConfig, VitalsWatch, verdict
 
 
@@ -74,3 +76,38 @@ def test_a_process_whose_cpu_sleeps_while_its_gpu_works_is_working_then_stalled(
     finally:
         program.kill()
         program.wait()
+
+
+class _Nvml:
+    """NVML as a GPU that keeps no per-process utilization presents it (a scripted stand-in: the
+    GPU host's H100 keeps it, so this case cannot be met there)."""
+
+    class NVMLError_NotFound(Exception):  # noqa: N801 (pynvml's names)
+        pass
+
+    class NVMLError_NotSupported(Exception):  # noqa: N801
+        pass
+
+    def __init__(self, pids: list[int], device_percent: int) -> None:
+        self.pids, self.device_percent = pids, device_percent
+
+    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:  # noqa: N802
+        return index
+
+    def nvmlDeviceGetProcessUtilization(self, handle, since):  # noqa: N802
+        raise self.NVMLError_NotSupported()
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle):  # noqa: N802
+        return [SimpleNamespace(pid=pid, usedGpuMemory=1 << 20) for pid in self.pids]
+
+    def nvmlDeviceGetUtilizationRates(self, handle):  # noqa: N802
+        return SimpleNamespace(gpu=self.device_percent)
+
+
+def test_without_per_process_samples_the_gpu_counts_only_for_its_one_process() -> None:
+    assert GpuActivity(42, _Nvml([42], 97)).percent() == 97.0  # the build alone on its GPU
+    assert GpuActivity(42, _Nvml([42, 7], 97)).percent() == 0.0  # another's work is not the build's
+    assert GpuActivity(42, _Nvml([], 97)).percent() is None  # NVML sees no process here: unknown
