@@ -5,6 +5,8 @@ that builds sharing a GPU disturb each other's timings: the engine one of them p
 than it could be. So a full-TensorRT build is given a GPU of its own, by default at most one such
 build per GPU, and its build process is pinned to it (`CUDA_VISIBLE_DEVICES`); a build waiting for
 one says so on its queued state ("waiting: GPU 0 busy with #3"), as the memory guard's waits do.
+The pin reaches a waiting spare build process before its build (`child.serve`): it has imported
+TensorRT but not started CUDA, which reads the variable when the build's Builder starts it.
 TensorRT-RTX builds ahead of time without a GPU: it takes no slot and runs in parallel with
 anything, limited by the scheduler's job limit and the memory guard only.
 
