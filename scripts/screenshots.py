@@ -7,7 +7,7 @@ it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/l
 theme, screenshots/zoomed.svg (the phase tree zoomed with `z`) and screenshots/history.svg (`h`:
 MNIST's past builds, one marked to compare). The builds are real, so times differ from run to run.
 
-    python scripts/screenshots.py --gpu screenshots/gpu-h200.svg
+    python scripts/screenshots.py --gpu screenshots/gpu-h100.svg
 
 on a GPU host takes only the building picture, with the GPU panel reading that host's NVML.
 """

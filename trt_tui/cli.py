@@ -24,6 +24,7 @@ from .cli_basics import (
     parse_size,
 )
 from .cli_bundle import bundle_options, cmd_bundle
+from .cli_gpus import add_gpus_option
 from .cli_help_format import HelpFormatter
 from .cli_memory import add_memory_option, memory_limit, spare_size
 from .core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
@@ -197,6 +198,7 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     add_vitals_options(p)
     add_memory_option(p)
+    add_gpus_option(p)
 
 
 def add_vitals_options(p: argparse.ArgumentParser) -> None:
@@ -276,7 +278,7 @@ def session_from_args(args, executor=None, pump_interval: float | None = None):
     return make_session(args.jobs, args.executor, args.cancel_grace, history=args.history, trace=args.trace,
                         executor_obj=executor, ray=ray_options(args), vitals=vitals_from_args(args),
                         spare_memory=args.spare_memory, pump_interval=pump_interval,
-                        memory_limit=memory_limit(args))
+                        memory_limit=memory_limit(args), gpus=args.gpus)
 
 
 class Stopper(HandledSignals):
@@ -580,7 +582,7 @@ def app_config(args):
         ray=ray_options(args),
         vitals=vitals_from_args(args),
         spare_memory=args.spare_memory, notify_after=args.notify_after, memory_limit=memory_limit(args),
-        keys=args.keys,
+        keys=args.keys, gpus=args.gpus,
     )
 
 

@@ -166,6 +166,7 @@ class BundleInput:
     record: BuildRecord
     include_model: bool = True
     log: Path | None = None  # a saved log of the build, where the user has one
+    log_lines: list[str] | None = None  # the build's log as the app holds it (in place of `log`)
     trace: Path | None = None  # a trace trt-tui wrote of the build, where the user has one
 
 
@@ -249,7 +250,11 @@ def _engine_part(members: _Members, record: BuildRecord) -> None:
     members.json("sidecar.json", found, "the engine's record (engine.build.json): its cache key, size, SHA-256")
 
 
-def _log_part(members: _Members, log: Path | None) -> None:
+def _log_part(members: _Members, log: Path | None, lines: list[str] | None = None) -> None:
+    if lines is not None:
+        members.text("log.txt", "\n".join(fold_repeats(lines)) + "\n",
+                     "the build's log, as the app kept it, runs of one repeated line folded with a count")
+        return
     if log is None:
         members.notes.append("log: the history keeps no logs; pass --log FILE (a saved log of this build) to"
                              " add one. The record's error, if any, is in build.json")
@@ -301,7 +306,7 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
         "memory_bytes": _memory_bytes(), "cpu_at_build": fingerprint.get("host"), "gpu_at_build": fingerprint.get("gpu"),
         "gpus_now": nvml["gpus"], **({"nvml_error": nvml["nvml_error"]} if "nvml_error" in nvml else {}),
     }, "host: OS, CPU count, memory, GPU (at the build, and now)")
-    _log_part(members, given.log)
+    _log_part(members, given.log, given.log_lines)
     _trace_part(members, given.trace)
     _engine_part(members, record)
     _model_part(members, record, given.include_model)

@@ -60,9 +60,12 @@ def serve(events, control, reserve: int = 0) -> None:
             message = control.recv()
         except (EOFError, OSError):
             os._exit(0)
-        if message[0] != "reserve":
+        if message[0] == "env":  # the build's GPU (`gpu_slots`): CUDA reads it when the build starts it
+            os.environ.update(message[1])
+        elif message[0] != "reserve":
             break
-        reserver.want(message[1])
+        else:
+            reserver.want(message[1])
     reserver.stop()  # at most one chunk's wait: a job never waits for the reserve
     kind, build, job, spec = message
     if kind != "build":

@@ -25,6 +25,7 @@ from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from multiprocessing.process import BaseProcess
 
     from .job import BuildJob
@@ -166,6 +167,7 @@ class ProcessExecutor:
         # What the child runs: `run_build`, or a picklable stand-in with its signature (the benchmarks'
         # synthetic build). Sent to the spare with each job, by reference.
         self.build = run_build
+        self.pin_env: Callable[[BuildJob], dict[str, str]] = lambda job: {}  # the GPU slots' `pin_env`
         self._lock = threading.Lock()
         self._reaped = threading.Condition(self._lock)
         self._children: dict[int, _Child] = {}
@@ -254,6 +256,8 @@ class ProcessExecutor:
             limit = self.memory_limit  # the process is put under it before it sees its build
             held = limit.confine(spare.process.pid, str(job.id)) if limit is not None else None
             try:
+                if pin := self.pin_env(job):  # its GPU (`gpu_slots`), before CUDA starts there
+                    spare.control.send(("env", pin))
                 spare.control.send(("build", self.build, job.id, spec))
                 break
             except OSError:

@@ -23,6 +23,7 @@ from .build import BuildSpec, Outcome
 from .cache import EngineCache
 from .events import Event, State, StateChanged
 from .executors import Executor, ThreadExecutor
+from .gpu_slots import GpuSlots
 from .job import BuildJob
 from .vitals import dump_stack
 
@@ -88,8 +89,11 @@ class Scheduler:
         pump_interval: float = 0.025,
         cache: EngineCache | None = None,
         admission: Admission | None = None,
+        gpus: GpuSlots | None = None,
     ) -> None:
-        """With a `cache`, a job whose engine is current ends SKIPPED without building.
+        """With a `cache`, a job whose engine is current ends SKIPPED without building. With `gpus`,
+        a build that needs a GPU waits for one of its own, and those behind it that are not
+        waiting for one may start meanwhile (`gpu_slots`).
 
         `pump_interval`: how often the buffers are drained. An event waits up to one interval, then
         for the subscriber (the app's repaint); 25 ms keeps the newest state on screen within
@@ -102,6 +106,7 @@ class Scheduler:
         self.executor = executor or ThreadExecutor()
         self.cache = cache
         self.admission = admission
+        self.gpus = gpus
         self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
         self.jobs: dict[int, BuildJob] = {}
         self._ids = itertools.count(1)
@@ -271,14 +276,21 @@ class Scheduler:
         return next((job for job in candidates if _engine_of(job.spec) == engine), None)
 
     def _start_ready(self) -> None:
-        waiting = []  # behind a running build of the same engine (one being cancelled)
+        waiting = []  # behind a running build of the same engine (one being cancelled), or for a GPU
         while not self.paused and self._queue and len(self._running) < self.max_jobs:
-            if self.admission is not None and not self.admission.admit(self._queue[0], [
-                    self.jobs[i] for i in self._running]):
+            running = [self.jobs[i] for i in self._running]
+            if self.gpus is not None and not self.gpus.take(self._queue[0], running):
+                waiting.append(self._queue.popleft())
+                continue
+            if self.admission is not None and not self.admission.admit(self._queue[0], running):
+                if self.gpus is not None:
+                    self.gpus.give_back(self._queue[0])
                 self._recheck_at = time.monotonic() + self.admission.RECHECK
                 break
             job = self._queue.popleft()
-            if self._building(_engine_of(job.spec), [self.jobs[i] for i in self._running]) is not None:
+            if self._building(_engine_of(job.spec), running) is not None:
+                if self.gpus is not None:
+                    self.gpus.give_back(job)
                 waiting.append(job)
                 continue
             self._running.add(job.id)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .cache import EngineCache
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
+from .gpu_slots import GpuSlots
 from .memory_guard import MemoryGuard
 from .memory_limit import MemoryLimit, sweep
 from .scheduler import BuildScheduler, Scheduler
@@ -46,12 +47,13 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  spare_memory: int | None = None, pump_interval: float | None = None,
-                 memory_limit: MemoryLimit | None = None) -> Session:
+                 memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None) -> Session:
     """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
     `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
     `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default).
     `memory_limit`: each build process's limit (an `executor_obj` given was made with it). Builds are
-    admitted by their memory forecast (`memory_guard`), from the history when it is kept."""
+    admitted by their memory forecast (`memory_guard`), from the history when it is kept. `gpus`: the
+    GPUs full-TensorRT builds take one each (`gpu_slots`; None: every GPU there is)."""
     if executor_obj is None:
         ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
         executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
@@ -59,7 +61,15 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     engine_cache = EngineCache() if cache else None
     guard = MemoryGuard(None, memory_limit, hasher=engine_cache.hasher if engine_cache else None,
                         pid_of=executor_obj.pid_of)
-    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard,
+    # Full-TensorRT builds one per GPU, on this host's builds only: Ray places its tasks on its nodes'
+    # GPUs itself, and an observed program builds where it already runs. The thread executor cannot
+    # pin a build to its GPU (one process: CUDA reads CUDA_VISIBLE_DEVICES once), so its builds are
+    # given one each but not pinned, and their logs say so; the process executor pins each process.
+    local = executor_obj.name in ("thread", "process")
+    slots = GpuSlots(gpus, pins=executor_obj.name == "process") if local else None
+    if slots is not None and slots.pins:
+        executor_obj.pin_env = slots.pin_env
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
                           **({} if pump_interval is None else {"pump_interval": pump_interval}))
     if memory_limit is not None:
         sweep()  # build cgroups a killed trt-tui left behind

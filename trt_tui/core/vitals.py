@@ -12,7 +12,8 @@ travel back with the build's events, so a worker that is stopped reports nothing
 (TensorRT's callbacks) gains nothing but the constant-time `observe` of each event passing by.
 
 Readings come from psutil (CPU percent of one core summed over threads, RSS, threads, status) and,
-where a GPU exists, NVML (the process's GPU memory). Peak RSS is the kernel's own high-water mark
+where a GPU exists, NVML (the process's GPU memory, and its share of the GPU's work: `gpu_activity`,
+so a build whose CPU waits on a GPU kernel is working, not stalled). Peak RSS is the kernel's own high-water mark
 (`VmHWM`) where the process is the build's alone, else the highest RSS sampled; for a build process
 whose spare faulted a heap reserve in, RSS and peak leave out the part of it the build never touched
 (`own_memory`).
@@ -34,11 +35,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .events import Event, PhaseFinish, PhaseStart, StackDump, StateChanged, Step, Vitals
+from .gpu_activity import gpu_activity
 
 WORKING, STALLED, STOPPED = "working", "stalled", "stopped"
 DEFAULT_INTERVAL = 1.0  # seconds between samples
 DEFAULT_STALL_AFTER = 30.0  # seconds without a callback and with an idle CPU before "stalled"
 BUSY_CPU = 5.0  # percent of one core: above this the build is doing something
+BUSY_GPU = 5.0  # percent of a GPU's SMs used by the build's process: likewise
 STACK_TIMEOUT = 20.0  # seconds py-spy may take
 
 _CALLBACKS = (PhaseStart, Step, PhaseFinish)
@@ -68,13 +71,14 @@ class Sample:
     t: float
     cpu_percent: float
     stopped: bool = False
+    gpu_percent: float | None = None  # the process's SM utilization (`gpu_activity`); None: unknown
 
 
 def verdict(samples: Sequence[Sample], last_callback: float | None, now: float,
             stall_after: float = DEFAULT_STALL_AFTER, busy: float = BUSY_CPU) -> str:
     """`stopped` when the newest sample found the process stopped; `stalled` when there has been no
-    callback for `stall_after` seconds and every sample of those seconds found the CPU near idle;
-    else `working`. So a single busy sample or a callback turns a stalled build back at once.
+    callback for `stall_after` seconds and every sample of those seconds found the CPU near idle
+    and the process's GPU work (where NVML reads it) too; else `working`. So a single busy sample or a callback turns a stalled build back at once.
 
     `last_callback` is the build-clock time of the last progress callback (None: none yet, counted
     from the build's start, t = 0); `samples` are oldest first.
@@ -85,7 +89,7 @@ def verdict(samples: Sequence[Sample], last_callback: float | None, now: float,
     if now - quiet_since < stall_after:
         return WORKING
     window = [s for s in samples if s.t >= now - stall_after and not s.stopped]
-    if not window or any(s.cpu_percent > busy for s in window):
+    if not window or any(s.cpu_percent > busy or (s.gpu_percent or 0.0) > BUSY_GPU for s in window):
         return WORKING
     return STALLED
 
@@ -267,6 +271,7 @@ class VitalsWatch:
         self._lock = threading.Lock()  # one sample at a time (the thread's and the final one)
         self._stop = threading.Event()
         self._probe: ProcessProbe | None = None
+        self._gpu = None  # the process's `GpuActivity`, once the first reading asked NVML
         self._thread: threading.Thread | None = None
         self._finished = False
 
@@ -321,15 +326,17 @@ class VitalsWatch:
             try:
                 if self._probe is None:
                     self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
+                    self._gpu = gpu_activity(self.pid)
                 reading = self._probe.read(final=at is not None)
             except Exception:
                 reading = None
             if reading is None:
                 return None
+            gpu_percent = self._gpu.percent() if self._gpu is not None else None
             now = self.now() if at is None else at
             if self.samples:
                 now = max(now, self.samples[-1].t)
-            self.samples.append(Sample(now, reading["cpu_percent"], reading["stopped"]))
+            self.samples.append(Sample(now, reading["cpu_percent"], reading["stopped"], gpu_percent))
             last_callback = self.last_callback
             self.current = verdict(self.samples, last_callback, now, self.config.stall_after)
             event = Vitals(self.job, now, self.pid, reading["cpu_percent"], reading["rss_bytes"],

@@ -105,7 +105,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             self.session = make_session(config.jobs, config.executor, config.cancel_grace, history=config.history,
                                         trace=config.trace, cache=config.cache, executor_obj=executor,
                                         ray=config.ray, vitals=config.vitals, spare_memory=config.spare_memory,
-                                        memory_limit=config.memory_limit)
+                                        memory_limit=config.memory_limit, gpus=config.gpus)
         self.scheduler = self.session.scheduler
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None

@@ -1,6 +1,6 @@
 """What the app does to the builds list and its builds beyond a key each: the order, hiding skipped
 builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
-and the history of a model (`h`).
+its report bundle (`b`), and the history of a model (`h`).
 
 A mixin of the app: it acts on `self.builds`, `self.views`, `self.selected` and `self.session`, as
 the app's other actions do. The menu offers commands of the command table, so one that another part
@@ -9,7 +9,10 @@ of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -29,6 +32,7 @@ MENU = (  # (action, what the menu says)
     ("diff", "Diff with the previous build"),
     ("copy_engine_path", "Copy the engine's path"),
     (SAVE_LOG_ACTION, "Save the log"),
+    ("bundle", "Write a report bundle"),
     ("stack", "Stacks"),
 )
 SORTS = (*COLUMNS[1:], None)  # `o` goes through these; None: the order the builds were added in ("#")
@@ -110,6 +114,49 @@ class BuildListActions(QueueActions):
             return
         self.copy_to_clipboard(str(engine))
         self.notify(f"Copied {engine}", markup=False)
+
+    def action_bundle(self) -> None:
+        """`b`: the selected finished build's report bundle (`core.bundle`, as `trt-tui bundle ID`
+        writes it), with the log the app holds, to `trt-tui-bundle-ID.tar.gz` in the current
+        directory. Written under the same rules as every other file (`check_bundle_output`): never
+        over a file that is not a bundle trt-tui wrote, also from a served tab, whose process runs
+        on the server (as `f` there never replaces a file trt-tui did not write)."""
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None:
+            self.notify("No build selected", severity="warning")
+            return
+        if not view.state.final:
+            self.notify(f"#{view.job.id} is {view.state.value}, not finished: a report bundle is of a finished build",
+                        severity="warning", markup=False)
+            return
+        recorder, history = self.session.recorder, self.session.history
+        record_id = recorder.recorded.get(view.job.id) if recorder is not None else None
+        record = history.get(record_id) if history is not None and record_id is not None else None
+        if record is None:
+            where = "the build server's history" if self.config.attach else "the build history"
+            self.notify(f"#{view.job.id} is not in {where} (off, or not recorded yet): no bundle; "
+                        "trt-tui bundle ID writes one of any recorded build", severity="warning", markup=False)
+            return
+        self._write_bundle(view.job.id, record, list(view.logs.text_lines()), Path.cwd() / f"trt-tui-bundle-{record.id}.tar.gz",
+                           [Path(history.path)])
+
+    @work(thread=True, group="bundle", exit_on_error=False)
+    def _write_bundle(self, job_id: int, record, log_lines: list[str], output: Path, protected: list[Path]) -> None:
+        """Off the UI thread: a bundle holds the model, which may be large."""
+        from ..core.bundle import BundleInput, check_bundle_output, write_bundle
+        from ..core.output_paths import OutputRefused
+
+        try:
+            check_bundle_output(output, [Path(record.model), *protected])
+            write_bundle(BundleInput(record, log_lines=log_lines), output)
+        except OutputRefused as exc:
+            self.call_from_thread(self.notify, str(exc), title="No bundle", severity="error", timeout=10, markup=False)
+        except OSError as exc:
+            self.call_from_thread(self.notify, f"{output}: {exc.strerror or exc}", title="No bundle", severity="error",
+                                  timeout=10, markup=False)
+        else:
+            self.call_from_thread(self.notify, f"Report bundle of #{job_id} written to {output}", title="Bundle",
+                                  timeout=10, markup=False)
 
     def action_history(self) -> None:
         """The highlighted model's past builds; the selected build's model where the builds list has

@@ -89,6 +89,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("W", "toggle_wrap", "Wrap log", "fold the log's long lines, or cut them", show=False, key_display="W"),
     Command("S", "save_log", "Save log",
             "save every line of the selected build's log, to MODEL-ID.log here or a file you name", key_display="S"),
+    Command("b", "bundle", "Report bundle",
+            "write the selected finished build's report bundle (trt-tui-bundle-ID.tar.gz here: the command to"
+            " rebuild, versions, log, model)", show=False),
     Command("tab", "focus_next", "Next pane", "move to the next pane", show=False, palette=False),
     Command("question_mark", "help", "Help", "this help: the keys and what each pane shows", key_display="?"),
     Command("q", "quit", "Quit", "cancel the running builds, wait for them, and quit"),

@@ -32,3 +32,4 @@ class AppConfig:
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
     notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)
     memory_limit: MemoryLimit | None = None  # each build process's limit (`core.memory_limit`)
+    gpus: tuple[str, ...] | None = None  # the GPUs full-TensorRT builds take one each (`core.gpu_slots`)
