@@ -44,7 +44,7 @@ class BuildOptions:
     backend: str = "auto"
     workspace: int | None = None  # bytes
     opt_level: int | None = None  # 0..5
-    # input name -> (min, opt, max)
+    # input name -> (min, opt, max), min <= opt <= max: checked where the options are read (`cli.types`)
     shapes: dict[str, tuple[Shape, Shape, Shape]] = field(default_factory=dict)
     compute_capabilities: tuple[str, ...] = ()
     timing_cache: Path | None = None
@@ -86,6 +86,14 @@ class Outcome:
 
 def default_output(model: Path) -> Path:
     return model.with_suffix(".engine")
+
+
+def spec_for(model: Path, options: BuildOptions, *, output: Path | None = None, force: bool = False,
+             replace: bool = False) -> BuildSpec:
+    """A build of `model` with `options`, its engine beside it unless `output` says where: the one
+    way the CLI, the app and the build server say what to build."""
+    return BuildSpec(model, default_output(model) if output is None else output, options, force=force,
+                     replace=replace)
 
 
 def check_output_writable(output: Path) -> None:
@@ -161,9 +169,7 @@ def _configure(backend: Backend, builder, network, options: BuildOptions, model:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, options.workspace)
     if options.opt_level is not None:
         config.builder_optimization_level = options.opt_level
-    if options.compute_capabilities:
-        if not backend.has_compute_capabilities:
-            raise BuildError(f"--compute-capability needs TensorRT-RTX; {backend.name} builds for this GPU")
+    if options.compute_capabilities:  # checked against the backend where the option is read (`cli.options`)
         config.num_compute_capabilities = len(options.compute_capabilities)
         for i, text in enumerate(options.compute_capabilities):
             try:
@@ -193,8 +199,6 @@ def _configure(backend: Backend, builder, network, options: BuildOptions, model:
             for dim, (want_lo, want_hi, fixed) in enumerate(zip(lo, hi, declared)):
                 if fixed >= 0 and not (want_lo == fixed == want_hi and opt[dim] == fixed):
                     raise BuildError(f"{model}: input {name!r} dimension {dim} is fixed at {fixed}, --shapes asks otherwise")
-            if not all(a <= b <= c for a, b, c in zip(lo, opt, hi)):
-                raise BuildError(f"{model}: input {name!r}: shapes must satisfy min <= opt <= max")
             profile.set_shape(name, lo, opt, hi)
         config.add_optimization_profile(profile)
     return config
@@ -282,8 +286,6 @@ def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer | None) ->
         backend = load_backend(options.backend)
     except BackendError as exc:
         raise BuildError(str(exc)) from None
-    if options.timing_cache is not None and not backend.has_timing_cache:
-        raise BuildError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
     # A writer killed mid-write (SIGKILL, a crash) cannot clean up after itself: the next one does.
     atomic.remove_stale_temps(spec.output.parent)
 
