@@ -11,14 +11,19 @@ class `-observing`: there are no models to pick, so the picker, its filter and d
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Header, Static
+from textual.worker import Worker
 
+from ..core.modelinfo import ModelInfoError, read_model_info
+from .messages import ModelInfoRead
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterPrompt
 from .widgets.gpu_panel import GpuPanel
@@ -36,7 +41,26 @@ COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
 
 
 class PickerTable(ModelPicker):
-    """The main screen's model picker: its keys are the app's commands (`/` filters)."""
+    """The main screen's model picker: its keys are the app's commands (`/` filters). It reads its
+    models' size, inputs and shapes itself, on a thread worker (`ModelInfoRead` then bubbles on to the
+    app, which shows the highlighted model's details)."""
+
+    @work(thread=True, group="model-info", exit_on_error=False)
+    def read_infos(self, paths: list[str]) -> None:
+        for path in paths:
+            try:
+                info, error = read_model_info(Path(path)), None
+            except ModelInfoError as exc:
+                info, error = None, str(exc)
+            self.post_message(ModelInfoRead(path, info, error))
+
+    @on(ModelInfoRead)
+    def _info_read(self, message: ModelInfoRead) -> None:
+        if message.path in self.models:
+            self.set_model(message.path, message.info, message.error)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.app.on_worker_state_changed(event)  # one handler for every worker's failure
 
 
 HEADER_ICON = "≡"

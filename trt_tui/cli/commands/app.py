@@ -46,17 +46,12 @@ def app_config(args):
     check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(paths=paths, options=build_options(args), theme=args.theme, log_level=args.log_level,
                      watch=args.watch, attach=args.attach, keys=args.keys, notify_after=args.notify_after,
-                     **_session_fields(session_settings(args)))
-
-
-def _session_fields(settings) -> dict:
-    import dataclasses
-
-    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+                     session=session_settings(args))
 
 
 def run(args) -> int:
     from ...ui.app import make_app
+    from ...ui.modes import session_for
     from ...ui.notifier import run_app
     from ..checks import path_problem, terminal_problem, theme_problem
 
@@ -65,4 +60,6 @@ def run(args) -> int:
                or (local and terminal_problem()))
     if problem:
         raise UsageError(problem)
-    return run_app(make_app(app_config(args))).return_code or 0  # then a line of what it built
+    config = app_config(args)
+    # The session first (its spare build processes start now), then the app that shows it.
+    return run_app(make_app(config, session_for(config))).return_code or 0  # then a line of what it built

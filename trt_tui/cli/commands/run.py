@@ -70,10 +70,11 @@ def run(args) -> int:
 def run_app(argv: list[str], args) -> int:
     from ...core.inject.observer import ProgramRun
     from ...ui.app import AppConfig, make_app
+    from ...ui.modes import ObservedProgram
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
                      history=args.history)
-    app = make_app(AppConfig(keys=args.keys), run=run)
+    app = make_app(AppConfig(keys=args.keys), ObservedProgram(run))
     if args.theme:
         app.theme = args.theme
 
