@@ -3,7 +3,7 @@
 The app is given its world: `make_app(config, session)`, the session (`modes`) made from the
 command line's settings before the app. It renders only what the core reports. Builds run on the
 scheduler's threads (or child processes); the scheduler's pump thread posts `BuildEvents` batches
-(`build_feed` folds them into the panes), the machine's sampler posts its readings (`machine`), the
+(`build_feed` folds them into the panes), the machine panes sample what they show, the
 picker reads its models' info itself. Widgets change only in message handlers and timers, on the UI
 thread. `MainScreen` lays the panes out; `main_actions` and `build_actions` hold what the keys do;
 `commands` holds every key. A worker that fails is one line on the screen, and `q` always exits.
@@ -29,6 +29,7 @@ from ..core.estimates import slow_phases
 from ..core.executors import Executor
 from ..core.gpu import GpuSampler
 from ..core.job import BuildJob
+from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_actions import BuildControls
 from .build_feed import BuildFeed
@@ -37,7 +38,6 @@ from .commands import BINDINGS, COMMANDS, PICKER_ACTIONS, keymap, with_keys
 from .config import AppConfig
 from .guard import guarded
 from .log_level import LOG_LEVELS
-from .machine import MachineReadings
 from .main_actions import MainActions
 from .messages import BuildEvents
 from .modes import AppSession, session_for
@@ -52,6 +52,7 @@ from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
 from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
+from .widgets.machine_panes import MachinePanes
 from .widgets.model_details import ModelDetails
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
@@ -62,7 +63,7 @@ COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_ne
 EXIT_STOP_FAILED = 1  # the builds could not be stopped cleanly: the app exits all the same, saying why
 
 
-class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActions, App[int]):
+class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -94,7 +95,9 @@ class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActi
         # What a change on disk means for builds (the same rules as `trt-tui watch`).
         self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding,
                                            lambda model, why: self.notify(f"Not rebuilt: {why}", severity="warning"))
-        self.init_readings(gpu_sampler)
+        self.gpu_sampler = gpu_sampler or GpuSampler()  # what the machine panes read (tests fix both)
+        self.host_reader: Callable[[], dict] = host_vitals
+        self.machine: MachinePanes | None = None  # once the main screen is mounted
         self.views: dict[int, BuildView] = {}
         self.selected: int | None = None
         self.follow_newest = False  # a new build takes the selection only when asked for (or `n`)
@@ -129,6 +132,7 @@ class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActi
         self.gpu_panel = screen.query_one(GpuPanel)
         self.host_panel = screen.query_one(HostPanel)
         self.vitals_panel = screen.query_one(VitalsPanel)
+        self.machine = screen.query_one(MachinePanes)
         self._recolor(self.current_theme)
         self.theme_changed_signal.subscribe(self, self._recolor)
         self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
@@ -141,7 +145,6 @@ class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActi
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
         self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
-        self.start_sampling()
         self.call_after_refresh(freeze_startup_heap)
         self.mode.start(self)
         if self.config.watch:
@@ -205,7 +208,7 @@ class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActi
         for job in self._due_vitals:
             self._show_vitals(self.views[job])
         self._due_vitals.clear()
-        self.show_due_readings()
+        self.machine.show_due()
         self.show_builds_title()  # "build all"'s progress and ETA
 
     def _handler_failed(self, handler: str, exc: BaseException) -> None:
@@ -272,7 +275,9 @@ class TrtTuiApp(BuildFeed, MainActions, MachineReadings, BuildControls, ViewActi
             if self._session_closed:
                 return
             self._session_closed = True
-        self.stop_sampling()
+        if self.machine is not None:
+            self.machine.stop()  # its worker ends now, not at its next reading
+        self.gpu_sampler.close()
         if self.watcher is not None:
             self.watcher.stop()
         self.session.close()

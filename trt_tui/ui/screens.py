@@ -26,11 +26,10 @@ from ..core.modelinfo import ModelInfoError, read_model_info
 from .messages import ModelInfoRead
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterPrompt
-from .widgets.gpu_panel import GpuPanel
-from .widgets.host_panel import HostPanel
 from .widgets.key_bar import KeyBar
 from .widgets.log_pane import LogPane
 from .widgets.log_prompt import LogPrompt
+from .widgets.machine_panes import MachinePanes
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import ModelPicker
 from .widgets.phase_tree import PhaseTreeView
@@ -90,9 +89,8 @@ class MainScreen(Screen):
                 yield Static("Builds", id="builds-title", classes="pane-title")
                 yield BuildList(id="builds")
                 yield VitalsPanel(id="vitals")
-                with Horizontal(id="machine"):
-                    yield GpuPanel(id="gpus")
-                    yield HostPanel(id="host")
+                yield MachinePanes(self.app.gpu_sampler, self.app.host_reader, self.app.config.gpu_interval,
+                                   id="machine")
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
                 yield Static(f"Log · level {self.app.config.log_level} (l to change)", id="log-title",
