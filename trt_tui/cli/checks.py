@@ -17,12 +17,11 @@ from .errors import UsageError
 
 
 def check_model_readable(path: Path) -> str | None:
-    if not path.exists():
-        return f"{path}: no such file"
-    if path.is_dir():
-        return f"{path}: is a directory, not an ONNX file"
-    if not os.access(path, os.R_OK):
-        return f"{path}: not readable (permission denied)"
+    """What the build would say of a model it cannot read, and of an empty file, before any build starts."""
+    from ..core.build import model_problem
+
+    if (problem := model_problem(path)) is not None:
+        return problem
     if path.stat().st_size == 0:
         return f"{path}: empty file, not an ONNX model"
     return None

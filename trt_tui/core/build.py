@@ -88,6 +88,18 @@ def default_output(model: Path) -> Path:
     return model.with_suffix(".engine")
 
 
+def model_problem(model: Path) -> str | None:
+    """Why `model` cannot be read at all (missing, a directory, unreadable), else None: the one check,
+    made by `trt-tui build` before any build starts and by every build as it starts."""
+    if not model.exists():
+        return f"{model}: no such file"
+    if model.is_dir():
+        return f"{model}: is a directory, not an ONNX file"
+    if not os.access(model, os.R_OK):
+        return f"{model}: not readable (permission denied)"
+    return None
+
+
 def spec_for(model: Path, options: BuildOptions, *, output: Path | None = None, force: bool = False,
              replace: bool = False) -> BuildSpec:
     """A build of `model` with `options`, its engine beside it unless `output` says where: the one
@@ -266,12 +278,10 @@ def run_build(
 def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer | None) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
-    if not model.exists():
-        raise BuildError(f"{model}: no such file")
-    if not model.is_file():
+    if (problem := model_problem(model)) is not None:
+        raise BuildError(problem)
+    if not model.is_file():  # a pipe or a device: reading it could block
         raise BuildError(f"{model}: not a file")
-    if not os.access(model, os.R_OK):
-        raise BuildError(f"{model}: not readable (permission denied)")
     try:
         info = read_model_info(model)  # empty, cut short, not ONNX: say so before TensorRT guesses
     except ModelInfoError as exc:
