@@ -9,8 +9,8 @@ and `serve` for scripts.
 - `startup`: what keeps it quick to start and end (help sizing, one subparser, fast exit)
 - `parser`, `suggest`, `errors`, `main`: the parsers, "did you mean", exit codes, and the entry point
 
-May import `core`, `headless`, `config_file`, `serve` and (when the app runs) `ui`; none of them
-imports it.
+May import `core`, `headless`, `config_file`, `serve` and (when the app runs) `ui`; of those only
+`serve.tab` imports it (a browser tab's app process runs `main`).
 """
 
 from __future__ import annotations
