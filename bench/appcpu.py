@@ -56,11 +56,11 @@ def _count_repaints() -> dict[str, int]:
 
 
 async def _measure_steady(directory: Path, names: list[str], reps: int, window: float) -> list[dict]:
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     counts = _count_repaints()
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False,
-                              history=str(directory / "appcpu-history.db")))
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(jobs=1, cache=False, history=str(directory / "appcpu-history.db"))))
     rows = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(1.0)
@@ -89,6 +89,7 @@ async def _measure_steady(directory: Path, names: list[str], reps: int, window: 
 
 async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
     from trt_tui.core.events import StateChanged
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.messages import BuildEvents
 
@@ -103,8 +104,7 @@ async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
                     arrived.set()
 
     counts = _count_repaints()
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False,
-                              history=str(directory / "appcpu-history.db")))
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(jobs=1, cache=False, history=str(directory / "appcpu-history.db"))))
     rows = []
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await pilot.pause(1.0)  # model info read; the spare build process (if any) started

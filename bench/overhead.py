@@ -155,6 +155,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
     """One app, headless; for each model: highlight it, press Enter, time until the final state
     reaches the app's message loop."""
     from trt_tui.core.events import StateChanged
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.messages import BuildEvents
 
@@ -168,8 +169,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
                     final_at[message.job] = time.perf_counter()
                     arrived.set()
 
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], executor=executor, cache=False,  # jobs: the default, 2
-                              history=str(history), gpu_interval=1.0))
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], gpu_interval=1.0, session=SessionSettings(executor=executor, cache=False, history=str(history))))
     out: dict[str, float] = {}
     async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await pilot.pause(float(os.environ.get("OVERHEAD_SETTLE", "0.3")))  # the model-info worker has read the picker's models

@@ -109,6 +109,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
                        log) -> list[dict]:
     """One app per executor kind; each planned drive is a build started with Enter."""
     from trt_tui.core.executors import ProcessExecutor
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     synthetic = SyntheticExecutor()
@@ -131,7 +132,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
             process.close()
 
     switch = Switch()
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], jobs=1, cache=False, history=str(history)), executor=switch)
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(jobs=1, cache=False, history=str(history))), executor=switch)
     probe.app = app
     results = []
     async with app.run_test(size=(120, 40), message_hook=probe.hook) as pilot:

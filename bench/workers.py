@@ -29,6 +29,7 @@ from common import children_of, rss_kib  # noqa: E402
 
 def first_frame(directory: str) -> dict:
     t0 = time.perf_counter()
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     t_import = time.perf_counter()
@@ -36,7 +37,7 @@ def first_frame(directory: str) -> dict:
 
     async def main() -> None:
         t = time.perf_counter()
-        app = TrtTuiApp(AppConfig(paths=[directory], executor="thread"))
+        app = TrtTuiApp(AppConfig(paths=[directory], session=SessionSettings(executor="thread")))
         marks["construct"] = time.perf_counter() - t
         painted = asyncio.Event()
         async with app.run_test(size=(120, 40)) as pilot:
@@ -75,6 +76,7 @@ def idle_rss(directory: str, seconds: str) -> dict:
 
 
 def builds_rss(directory: str, executor: str) -> dict:
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     me = os.getpid()
@@ -96,7 +98,7 @@ def builds_rss(directory: str, executor: str) -> dict:
     out: dict = {"executor": executor}
 
     async def main() -> None:
-        app = TrtTuiApp(AppConfig(paths=[directory], jobs=4, executor=executor, cache=False))
+        app = TrtTuiApp(AppConfig(paths=[directory], session=SessionSettings(jobs=4, executor=executor, cache=False)))
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.5)
             out["rss_idle_kib"] = rss_kib()[0]

@@ -20,12 +20,13 @@ sys.path.insert(0, str(ROOT))
 from trt_tui.core.events import State  # noqa: E402
 from trt_tui.core.gpu import GpuSampler  # noqa: E402
 from trt_tui.core.samples import write_samples  # noqa: E402
+from trt_tui.core.session_settings import SessionSettings  # noqa: E402
 from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
 from trt_tui.ui.widgets.gpu_panel import GpuPanel  # noqa: E402
 
 
 async def app_run(models: Path, out: Path) -> dict:
-    app = TrtTuiApp(AppConfig(paths=[str(models)], executor="process"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(executor="process")))
     result = {}
     async with app.run_test(size=(170, 48)) as pilot:
         await pilot.press("slash", *"resnet")

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from trt_tui.cli import main as cli  # noqa: E402
 from trt_tui.core.events import State  # noqa: E402
 from trt_tui.core.samples import write_samples  # noqa: E402
+from trt_tui.core.session_settings import SessionSettings  # noqa: E402
 from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
 
 SIZE = (170, 48)
@@ -41,7 +42,7 @@ async def until(pilot, condition, timeout: float) -> None:
 
 
 async def shoot(models: Path, out: Path, theme: str, cancel: bool, zoom: bool = False) -> None:
-    app = TrtTuiApp(AppConfig(paths=[str(models)], executor="process", theme=theme))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], theme=theme, session=SessionSettings(executor="process")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"resnet")  # the filter prompt: Enter keeps it, Enter again builds
         await pilot.press("enter", "enter")
@@ -73,7 +74,7 @@ async def shoot_history(models: Path, out: Path) -> None:
     history = directory / "history.sqlite3"
     for extra in (["--opt-level", "3"], ["--opt-level", "4"], ["--opt-level", "4", "--force"]):
         assert cli(["build", mnist, "--history", str(history), "--json", *extra]) == 0
-    app = TrtTuiApp(AppConfig(paths=[str(directory)], history=str(history), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
         await until(pilot, lambda: app.views and app.views[1].state.final, 60)

@@ -3,6 +3,7 @@ screens, a recorded trace replayed through the real monitor)."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import threading
@@ -15,6 +16,7 @@ from trt_tui.core.events import Severity, State
 from trt_tui.core.gpu import GpuSampler
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
+from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
 from trt_tui.ui.help_screen import HelpScreen
 from trt_tui.ui.messages import BuildEvents
@@ -56,9 +58,16 @@ async def wait_for(pilot, condition, timeout: float, step: float = 0.05) -> floa
     return time.monotonic() - start
 
 
+SESSION_FIELDS = frozenset(field.name for field in dataclasses.fields(SessionSettings))
+
+
 def make(models: Path, **config) -> TrtTuiApp:
+    """The app on `models`: the app's options as keywords, the session's too (`SessionSettings`),
+    `executor_obj` an executor to build on."""
     executor = config.pop("executor_obj", None)
-    return TrtTuiApp(AppConfig(paths=[str(models)], **config), executor=executor)
+    settings = {name: config.pop(name) for name in list(config) if name in SESSION_FIELDS}
+    return TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(**settings), **config),
+                     executor=executor)
 
 
 async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
@@ -189,6 +198,35 @@ async def test_quit_with_builds_running_stops_them_and_leaves_nothing(models):
     assert build_threads() == []
     assert multiprocessing.active_children() == []
     assert not [p for p in models.iterdir() if p.suffix == ".tmp" or p.name.startswith(".")]
+
+
+async def test_quit_exits_saying_why_when_stopping_the_builds_fails(models, capsys):
+    """Stopping the builds can fail (here the executor's forced cancel raises once, mid-build): `q`
+    still ends the app, with exit code 1 and one line that says why, and the build is stopped all the
+    same when the session closes."""
+    app = make(models, executor_obj=replay_executor(hold_at=40))
+    cancel_all = app.scheduler.cancel_all
+    failures = []
+
+    def fails_once(force: bool = False) -> int:
+        if not failures:
+            failures.append(force)
+            raise PermissionError("the build process is not ours to signal")
+        return cancel_all(force=force)
+
+    app.scheduler.cancel_all = fails_once
+    async with app.run_test(size=SIZE) as pilot:
+        await filter_to(pilot, app, "resnet50")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.views and app.views[1].state is State.BUILDING, 30)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None, 10)
+    assert failures == [True]
+    assert app.return_code == 1
+    said = " ".join(capsys.readouterr().err.split())  # printed once the screen is given back
+    assert "trt-tui: stopping the builds failed: PermissionError: the build process is not ours to signal" in said
+    assert app.views[1].job.state.final
+    assert build_threads() == []
 
 
 async def test_log_level_key_cycles_the_minimum_severity(models):

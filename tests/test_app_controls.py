@@ -13,6 +13,7 @@ from trt_tui.cli import main
 from trt_tui.core.events import State
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
+from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 from trt_tui.ui.build_actions import ActionMenu
 from trt_tui.ui.history_screen import HistoryScreen
@@ -59,7 +60,7 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
     history = tmp_path / "history.sqlite3"
     assert main(["build", str(models / "mnist.onnx"), "--history", str(history), "--opt-level", "3"]) == 0
     capsys.readouterr()
-    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(history), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # other options than the build before: it builds
         await wait_until(pilot, all_final(app, 1))
@@ -92,7 +93,7 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
 
 async def test_builds_list_sorts_hides_skipped_and_clears_finished(tmp_path) -> None:
     models = mnist_in(tmp_path / "m")
-    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(tmp_path / "h.sqlite3"), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_final(app, 1))
@@ -128,7 +129,7 @@ async def test_builds_list_sorts_hides_skipped_and_clears_finished(tmp_path) -> 
 async def test_action_menu_offers_the_builds_actions_and_copies_the_engine_path(tmp_path) -> None:
     """Enter in the builds list (or `m`) opens the selected build's menu; an entry runs its action."""
     models = mnist_in(tmp_path / "m")
-    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(tmp_path / "h.sqlite3"), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_final(app, 1))
@@ -160,7 +161,7 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
     for name in ("mnist", "second", "third"):
         assert main(["build", str(models / f"{name}.onnx"), "--history", str(history)]) == 0
     capsys.readouterr()
-    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(history), jobs=1, cache=False),
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(history), jobs=1, cache=False)),
                     executor=held())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("P")

@@ -254,12 +254,13 @@ def test_diff_is_pure_and_sorted_by_absolute_change():
 
 async def test_app_key_shows_the_diff_against_the_previous_build(mnist, tmp_path, capsys):
     """D on a finished build opens the same diff as `history diff`, against the model's previous build."""
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.widgets.diff_panel import DiffPanel
 
     history = tmp_path / "history.sqlite3"
     build(capsys, mnist, history, "--opt-level", "3")
-    app = TrtTuiApp(AppConfig(paths=[str(mnist)], history=str(history), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("D")
         await pilot.pause()

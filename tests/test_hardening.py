@@ -325,7 +325,7 @@ def test_every_option_is_checked_before_any_build(cli, sample_dir, tmp_path, arg
 
 
 def test_the_largest_dimension_is_accepted_by_the_parser() -> None:
-    from trt_tui.cli import parse_shape_list
+    from trt_tui.cli.types import parse_shape_list
 
     assert parse_shape_list("--shapes", "input:1x2147483647") == {"input": (1, 2147483647)}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from trt_tui.core.events import State
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
+from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
@@ -58,7 +59,7 @@ async def test_second_build_shows_an_eta_from_history(tmp_path, monkeypatch):
     events, size = load_trace(TRACES, "resnet50.onnx:full")
     hold = next(i for i, e in enumerate(events) if e[2] == "start" and e[3] == "Determining refit engines") + 1
     executor = ReplayExecutor(events, size, hold_at=None)
-    app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], cache=False), executor=executor)
+    app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], session=SessionSettings(cache=False)), executor=executor)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")
         while not (app.views and app.views[1].state.final):

@@ -16,6 +16,7 @@ from trt_tui.cli import main
 from trt_tui.core.history import History
 from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
+from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
@@ -155,7 +156,7 @@ async def test_app_diff_names_builds_by_the_apps_numbers(tmp_path, capsys, monke
     mnist = mnist_in(tmp_path / "m")
     build(capsys, mnist, history, "--opt-level", "3")  # history ids 1 and 2, before the app
     build(capsys, mnist, history, "--opt-level", "3", "--force")
-    app = TrtTuiApp(AppConfig(paths=[str(mnist)], history=str(history), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")  # default options: it builds (history id 3), as the app's #1
         await wait_until(pilot, lambda: app.selected == 1 and app.views[1].state.final)
@@ -186,7 +187,7 @@ async def test_app_eta_says_overdue_and_when_it_comes_from_an_older_model(tmp_pa
         edit(mnist)
     events, size = load_trace(TRACES, "resnet50.onnx:full")
     hold = next(i for i, e in enumerate(events) if e[2] == "start" and e[3] == "Determining refit engines") + 1
-    app = TrtTuiApp(AppConfig(paths=[str(mnist)], history=str(history), cache=False),
+    app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), cache=False)),
                     executor=ReplayExecutor(events, size, hold_at=hold))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")

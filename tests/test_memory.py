@@ -256,6 +256,7 @@ def test_an_old_history_file_gains_the_forecast_columns(tmp_path) -> None:
 async def test_the_app_shows_the_forecast_and_why_a_build_waits(tmp_path, sample_dir) -> None:
     """In the app a held build's Peak cell shows its forecast and its title says why it waits; it
     builds once the memory is free. (The free figure is the test's; history, forecast and build are real.)"""
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     models = tmp_path / "models"
@@ -263,7 +264,7 @@ async def test_the_app_shows_the_forecast_and_why_a_build_waits(tmp_path, sample
     shutil.copy(sample_dir / "mnist.onnx", models / "mnist.onnx")
     history_path = tmp_path / "h.sqlite3"
     _history_with_one_mnist_build(history_path, sample_dir, tmp_path / "first.engine").close()
-    app = TrtTuiApp(AppConfig(paths=[str(models)], history=str(history_path), executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(history_path), executor="thread")))
     free = [MiB]
     guard = MemoryGuard(app.session.history, available=lambda: free[0], total=lambda: 1 << 40,
                         hasher=ContentHasher())

@@ -27,6 +27,7 @@ from trt_tui.core.build import BuildOptions, BuildSpec
 from trt_tui.core.events import PhaseStart, State
 from trt_tui.core.remote import RemoteScheduler, serve_session
 from trt_tui.core.session import make_session
+from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 
 REPO = Path(__file__).resolve().parent.parent
@@ -696,7 +697,7 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
         wait(lambda: viewer.remote.jobs[first.id].final, "the first build")
         assert viewer.remote.jobs[first.id].state is State.SUCCEEDED
 
-        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, history=str(history), gpu_interval=60))
+        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, gpu_interval=60, session=SessionSettings(history=str(history))))
         async with app.run_test(size=(160, 48)) as pilot:
             await _wait_pilot(pilot, lambda: first.id in app.views)
             assert app.session.history is not None

@@ -271,12 +271,13 @@ def test_headless_watch_builds_then_rebuilds_on_change(tmp_path, mnist_bytes):
 
 async def test_app_w_key_watches_new_and_changed_models(tmp_path, mnist_bytes, monkeypatch):
     """`w` in the app: a new ONNX file appears in the picker and builds; a deleted one disappears."""
+    from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     monkeypatch.setenv("TRT_TUI_HISTORY", str(tmp_path / "h.sqlite3"))
     models = tmp_path / "models"
     models.mkdir()
-    app = TrtTuiApp(AppConfig(paths=[str(models)], executor="thread"))
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("w")
         assert app.watcher is not None and app.sub_title == "watching"

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cli_basics import UsageError
+from .cli.errors import UsageError
 
 ENV = "TRT_TUI_CONFIG"
 KEYS = "keys"
@@ -239,7 +239,7 @@ class ListThemes(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from .app_checks import known_themes
+        from .cli.checks import known_themes
 
         print("\n".join(known_themes()))
         parser.exit(0)

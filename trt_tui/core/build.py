@@ -44,7 +44,7 @@ class BuildOptions:
     backend: str = "auto"
     workspace: int | None = None  # bytes
     opt_level: int | None = None  # 0..5
-    # input name -> (min, opt, max)
+    # input name -> (min, opt, max), min <= opt <= max: checked where the options are read (`cli.types`)
     shapes: dict[str, tuple[Shape, Shape, Shape]] = field(default_factory=dict)
     compute_capabilities: tuple[str, ...] = ()
     timing_cache: Path | None = None
@@ -86,6 +86,26 @@ class Outcome:
 
 def default_output(model: Path) -> Path:
     return model.with_suffix(".engine")
+
+
+def model_problem(model: Path) -> str | None:
+    """Why `model` cannot be read at all (missing, a directory, unreadable), else None: the one check,
+    made by `trt-tui build` before any build starts and by every build as it starts."""
+    if not model.exists():
+        return f"{model}: no such file"
+    if model.is_dir():
+        return f"{model}: is a directory, not an ONNX file"
+    if not os.access(model, os.R_OK):
+        return f"{model}: not readable (permission denied)"
+    return None
+
+
+def spec_for(model: Path, options: BuildOptions, *, output: Path | None = None, force: bool = False,
+             replace: bool = False) -> BuildSpec:
+    """A build of `model` with `options`, its engine beside it unless `output` says where: the one
+    way the CLI, the app and the build server say what to build."""
+    return BuildSpec(model, default_output(model) if output is None else output, options, force=force,
+                     replace=replace)
 
 
 def check_output_writable(output: Path) -> None:
@@ -161,9 +181,7 @@ def _configure(backend: Backend, builder, network, options: BuildOptions, model:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, options.workspace)
     if options.opt_level is not None:
         config.builder_optimization_level = options.opt_level
-    if options.compute_capabilities:
-        if not backend.has_compute_capabilities:
-            raise BuildError(f"--compute-capability needs TensorRT-RTX; {backend.name} builds for this GPU")
+    if options.compute_capabilities:  # checked against the backend where the option is read (`cli.options`)
         config.num_compute_capabilities = len(options.compute_capabilities)
         for i, text in enumerate(options.compute_capabilities):
             try:
@@ -193,8 +211,6 @@ def _configure(backend: Backend, builder, network, options: BuildOptions, model:
             for dim, (want_lo, want_hi, fixed) in enumerate(zip(lo, hi, declared)):
                 if fixed >= 0 and not (want_lo == fixed == want_hi and opt[dim] == fixed):
                     raise BuildError(f"{model}: input {name!r} dimension {dim} is fixed at {fixed}, --shapes asks otherwise")
-            if not all(a <= b <= c for a, b, c in zip(lo, opt, hi)):
-                raise BuildError(f"{model}: input {name!r}: shapes must satisfy min <= opt <= max")
             profile.set_shape(name, lo, opt, hi)
         config.add_optimization_profile(profile)
     return config
@@ -262,12 +278,10 @@ def run_build(
 def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer | None) -> Outcome:
     model, options = spec.model, spec.options
     change(State.PARSING)
-    if not model.exists():
-        raise BuildError(f"{model}: no such file")
-    if not model.is_file():
+    if (problem := model_problem(model)) is not None:
+        raise BuildError(problem)
+    if not model.is_file():  # a pipe or a device: reading it could block
         raise BuildError(f"{model}: not a file")
-    if not os.access(model, os.R_OK):
-        raise BuildError(f"{model}: not readable (permission denied)")
     try:
         info = read_model_info(model)  # empty, cut short, not ONNX: say so before TensorRT guesses
     except ModelInfoError as exc:
@@ -282,8 +296,6 @@ def _run(spec: BuildSpec, state: MonitorState, change, writer: Writer | None) ->
         backend = load_backend(options.backend)
     except BackendError as exc:
         raise BuildError(str(exc)) from None
-    if options.timing_cache is not None and not backend.has_timing_cache:
-        raise BuildError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
     # A writer killed mid-write (SIGKILL, a crash) cannot clean up after itself: the next one does.
     atomic.remove_stale_temps(spec.output.parent)
 

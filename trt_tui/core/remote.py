@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import protocol
-from .build import BuildOptions, BuildSpec, default_output
+from .build import BuildOptions, BuildSpec, spec_for
 from .events import State, StateChanged, event_from_dict, event_to_dict
 from .monitor import CancelToken
 from .session import Session
@@ -410,7 +410,7 @@ class RemoteScheduler:
 def serve_session(session: Session, path: str | os.PathLike, options: BuildOptions) -> BuildServer:
     """Publish `session`'s scheduler; viewers' submits build with `options` to the default engine path."""
     return BuildServer(session.scheduler, path,
-                       lambda model, force: BuildSpec(model, default_output(model), options, force=force))
+                       lambda model, force: spec_for(model, options, force=force))
 
 
 def attach_session(path: str | os.PathLike, history: str | os.PathLike | None = None) -> Session:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ..core.inject.observer import ProgramRun
     from ..core.job import BuildJob
     from ..core.scheduler import BuildScheduler
     from ..core.session import Session
     from .build_view import BuildView
     from .config import AppConfig
+    from .modes import AppSession
     from .widgets.build_list import BuildList
     from .widgets.log_pane import LogPane
     from .widgets.model_picker import ModelPicker
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         config: AppConfig
         session: Session
         scheduler: BuildScheduler
-        run_: ProgramRun | None  # `trt-tui run`'s program, whose builds the app shows
+        mode: AppSession  # own builds, a served tab's, or a program's: what differs between them
         views: dict[int, BuildView]  # every build the app shows, by id
         selected: int | None  # the selected build's id
         picker: ModelPicker

@@ -133,7 +133,7 @@ class BuildListActions(QueueActions):
         record_id = recorder.recorded.get(view.job.id) if recorder is not None else None
         record = history.get(record_id) if history is not None and record_id is not None else None
         if record is None:
-            where = "the build server's history" if self.config.attach else "the build history"
+            where = "the build server's history" if self.mode.served else "the build history"
             self.notify(f"#{view.job.id} is not in {where} (off, or not recorded yet): no bundle; "
                         "trt-tui bundle ID writes one of any recorded build", severity="warning", markup=False)
             return
@@ -163,7 +163,7 @@ class BuildListActions(QueueActions):
         the focus (or there is no picker)."""
         history = self.session.history
         view = self.views.get(self.selected) if self.selected is not None else None
-        model = self.picker.highlighted_path() if self.run_ is None else None
+        model = self.picker.highlighted_path() if self.mode.has_picker else None
         if view is not None and (model is None or self.focused is self.builds):
             model = str(view.job.spec.model)
         if model is None:
@@ -180,7 +180,7 @@ class BuildListActions(QueueActions):
         numbers = {history_id: job for job, history_id in recorded.items()}
         reasons = {history_id: reason for job, history_id in recorded.items()
                    if job in self.views and (reason := self.views[job].reason)}
-        self.push_screen(HistoryScreen(self.picker.display_name(model) if self.run_ is None else model,
+        self.push_screen(HistoryScreen(self.picker.display_name(model) if self.mode.has_picker else model,
                                        records, numbers, reasons))
 
 
@@ -190,4 +190,4 @@ class BuildControls(BuildListActions):
     def queue_action_refused(self, action: str) -> bool:
         """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders
         it; under `trt-tui run` the builds are the program's, which starts them when it will."""
-        return action in QUEUE_ACTIONS and (self.run_ is not None or not self.scheduler.controls_queue)
+        return action in QUEUE_ACTIONS and (not self.mode.has_picker or not self.scheduler.controls_queue)

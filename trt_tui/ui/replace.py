@@ -66,7 +66,7 @@ def force_rebuild(app, model: str) -> None:
     engine = default_output(Path(model))
     if not foreign_file(engine):
         app.submit(model, force=True)
-    elif app.config.attach:
+    elif app.mode.served:
         app.notify(f"{engine} exists and is not an engine trt-tui wrote: a served session does not replace"
                    " it (remove it on the server, or build it there with --force)", severity="warning",
                    timeout=10, markup=False)

@@ -1,10 +1,10 @@
-"""`trt-tui run -- CMD`: the command's front ends (the app on a terminal, else headless) and its signals.
+"""`trt-tui run -- CMD`: run a program and show its TensorRT builds: the app on a terminal, else (or
+with --json or --headless) the headless renderers, the program's output passed through.
 
-Signals: SIGINT, SIGTERM and SIGHUP (the terminal closed) all stop the program as Ctrl-C does: every
-build is cancelled, the program's process group gets SIGINT, SIGTERM, SIGKILL `--grace` apart, the
-builds' final events are written, and trt-tui exits 128 + the signal's number (130, 143, 129). A
-second signal kills the program at once. The default action of SIGTERM and SIGHUP would end trt-tui
-alone and leave the program building under init.
+Signals (`signals.RunSignals`): SIGINT, SIGTERM and SIGHUP (the terminal closed) all stop the program
+as Ctrl-C does: every build is cancelled, the program's process group gets SIGINT, SIGTERM, SIGKILL
+`--grace` apart, the builds' final events are written, and trt-tui exits 128 + the signal's number
+(130, 143, 129). A second signal kills the program at once.
 
 Headless, the program's output is written exactly as it came (bytes, in pieces of bounded size), in
 time order with its builds' events (`Timeline`), and all of it: a slow reader of trt-tui's stdout
@@ -14,6 +14,7 @@ exit code says so (1 where the program's would have been 0) with one line on std
 
 from __future__ import annotations
 
+import argparse
 import codecs
 import os
 import signal
@@ -21,51 +22,59 @@ import sys
 import threading
 import time
 
-from .cli_basics import HandledSignals
-from .core import protocol
-from .core.events import State
-from .core.inject.observer import ProgramRun
-from .core.inject.relays import ObservedSpec
-from .core.inject.timeline import Timeline
+from ..errors import EXIT_FAILED, UsageError
+from ..options import add_vitals_options
+from ..signals import RunSignals
 
-EXIT_FAILED = 1
+HELP = "run a program and observe (and cancel) the TensorRT builds it makes"
 APP_CLOSE = 5.0  # seconds the app has to close after its program ended on a signal
 
 
-class RunSignals(HandledSignals):
-    """SIGINT, SIGTERM, SIGHUP while `run` runs: the first stops the program, a second kills it (or,
-    once the program has ended, ends trt-tui at once, however much output it had left to write)."""
-
-    def __init__(self, run: ProgramRun, on_first=None) -> None:
-        self.run = run
-        self.on_first = on_first  # called with the signal's number, on a thread of its own
-        super().__init__()
-
-    def _handle(self, signum, frame) -> None:
-        if self.signal is not None:
-            if self.run.exited.is_set():  # only trt-tui's own writing is left: leave it
-                os._exit(128 + self.signal)
-            self.run.stop(force=True)
-            return
-        self.signal = signum
-        self.run.stop(signum=signum)
-        if self.on_first is not None:  # it may write to a slow or gone terminal: not in the handler
-            threading.Thread(target=self.on_first, args=(signum,), name="trt-tui-run-signal", daemon=True).start()
+def options(r: argparse.ArgumentParser) -> None:
+    r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
+    r.add_argument("--json", action="store_true", help="headless: one JSON object per event per line")
+    r.add_argument("--headless", action="store_true", help="headless even on a terminal")
+    r.add_argument("--grace", type=float, default=3.0, metavar="SECONDS",
+                   help="on stop: seconds between SIGINT, SIGTERM and SIGKILL (default 3)")
+    r.add_argument("--verbose", action="store_true", help="relay TensorRT's verbose log too")
+    r.add_argument("--theme", help="theme name (see themes/)")
+    r.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    r.add_argument("--force", action="store_true", help="replace a --trace file trt-tui did not write")
+    r.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    r.set_defaults(keys={})  # the config file's [keys], as the app's
+    add_vitals_options(r)
 
 
-def run_program(argv: list[str], args) -> int:
-    """The app on a terminal, else (or with --json or --headless) the headless front end."""
+def run(args) -> int:
+    from ...core.output_paths import check_trace, program_files
+    from ..options import vitals_config
+
+    argv = list(args.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("run: give the program after --, e.g. trt-tui run -- python build.py")
+    if args.grace <= 0:
+        raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
+    args.vitals = vitals_config(args)
+    check_trace(args.trace, program_files(argv), (), args.history, args.force)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+        from ..checks import theme_problem  # the app would open: its theme is checked first
+
+        if problem := theme_problem(args.theme):
+            raise UsageError(problem)
         return run_app(argv, args)
     return run_headless(argv, args)
 
 
 def run_app(argv: list[str], args) -> int:
-    from .ui.app import AppConfig, make_app
+    from ...core.inject.observer import ProgramRun
+    from ...ui.app import AppConfig, make_app
+    from ...ui.modes import ObservedProgram
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
                      history=args.history)
-    app = make_app(AppConfig(keys=args.keys), run=run)
+    app = make_app(AppConfig(keys=args.keys), ObservedProgram(run))
     if args.theme:
         app.theme = args.theme
 
@@ -97,7 +106,12 @@ def _ask_to_quit(app) -> None:
 
 
 def run_headless(argv: list[str], args) -> int:
-    from .headless import make_renderer
+    from ...core import protocol
+    from ...core.events import State
+    from ...core.inject.observer import ProgramRun
+    from ...core.inject.relays import ObservedSpec
+    from ...core.inject.timeline import Timeline
+    from ...headless import make_renderer
 
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
     tty = not args.json and sys.stdout.isatty()

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
-from .cli_basics import EXIT_OK, EXIT_USAGE, UsageError
-from .cli_help_format import terminal_columns
+from ..errors import EXIT_OK, EXIT_USAGE, UsageError
+from ..startup import terminal_columns
+from ..types import int_in
+
+HELP = "list past builds"
 
 
-def history_command(args) -> int:
+def options(h: argparse.ArgumentParser) -> None:
+    h.add_argument("model", nargs="?", help="only this model (path or file name); `history diff A B` compares "
+                   "builds A and B (ids), `history diff MODEL` the model's last two builds")
+    h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
+    h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
+    h.add_argument("-n", "--limit", type=int_in(1, 2**63 - 1), default=50, help="at most this many (default 50)")
+    h.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
+
+
+def run(args) -> int:
     import sqlite3
 
-    from .core.history import History, HistoryError, default_path, history_path
-    from .core.history_table import format_history
+    from ...core.history import History, HistoryError, default_path, history_path
+    from ...core.history_table import format_history
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
         return diff_command(args)
@@ -50,8 +63,8 @@ def history_command(args) -> int:
 def diff_command(args) -> int:
     """`history diff A B` (two ids) or `history diff MODEL` (its last two successful builds); errors
     are one line."""
-    from .core.history import History, HistoryError, default_path, history_path
-    from .core.history_diff import DiffError, compare, format_comparison, pick
+    from ...core.history import History, HistoryError, default_path, history_path
+    from ...core.history_diff import DiffError, compare, format_comparison, pick
 
     path = history_path(args.history) or default_path()
     if not path.exists():

@@ -1,7 +1,7 @@
 """`trt-tui bundle ID`: one `.tar.gz` with what a maintainer asks for about one recorded build.
 
-Light at import: `cli` imports it for its options; what assembles the bundle (`core.bundle`) is
-imported when the command runs.
+Light at import: the command table imports it for its options; what assembles the bundle
+(`core.bundle`) is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -10,8 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import EXIT_OK, EXIT_USAGE
 
-def bundle_options(b: argparse.ArgumentParser) -> None:
+HELP = "write one .tar.gz of a past build for a bug report"
+
+
+def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("id", help="the build's id, as `trt-tui history` lists it")
     b.add_argument("-o", "--output", metavar="FILE", help="the bundle (default: trt-tui-bundle-ID.tar.gz here)")
     b.add_argument("--no-model", action="store_true", help="leave the model out (its hash and input shapes stay)")
@@ -21,8 +25,7 @@ def bundle_options(b: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    from .cli_basics import EXIT_USAGE
-    from .core.printable import escaped
+    from ...core.printable import escaped
 
     print(f"trt-tui: bundle: {escaped(message)}", file=sys.stderr)
     return EXIT_USAGE
@@ -37,13 +40,12 @@ def _readable(option: str, text: str | None) -> Path | None:
     return path
 
 
-def cmd_bundle(args) -> int:
+def run(args) -> int:
     import sqlite3
 
-    from .cli_basics import EXIT_OK
-    from .core.bundle import BundleInput, check_bundle_output, write_bundle
-    from .core.history import History, HistoryError, default_path, history_path
-    from .core.output_paths import OutputRefused, trace_written_by_us
+    from ...core.bundle import BundleInput, check_bundle_output, write_bundle
+    from ...core.history import History, HistoryError, default_path, history_path
+    from ...core.output_paths import OutputRefused, trace_written_by_us
 
     if not (args.id.isascii() and args.id.isdigit() and len(args.id) <= 18):  # SQLite's ids are 64-bit
         return _fail(f"{args.id!r} is not a build id (trt-tui history lists them)")

@@ -1,0 +1,34 @@
+"""One module per command, each with its `HELP`, its `options(parser)` and its `run(args)`; `COMMANDS`
+is the table `main`, the parsers and `trt-tui -h` read. The modules are light at import (what a command
+needs is imported when it runs): the table is read at every start."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from . import app, build, bundle, history, run, samples, serve, watch
+
+
+class Command(NamedTuple):
+    help: str
+    options: Callable  # adds the command's options to its parser
+    handler: Callable  # runs it: args -> exit code
+
+
+def _command(module) -> Command:
+    return Command(module.HELP, module.options, module.run)
+
+
+# name -> Command, in the order `trt-tui -h` names them
+COMMANDS: dict[str, Command] = {
+    "build": _command(build),
+    "watch": _command(watch),
+    "history": _command(history),
+    "bundle": _command(bundle),
+    "run": _command(run),
+    "samples": _command(samples),
+    "serve": _command(serve),
+}
+SUBCOMMANDS = tuple(COMMANDS)
+APP = _command(app)  # what runs without a subcommand

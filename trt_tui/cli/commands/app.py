@@ -1,0 +1,65 @@
+"""`trt-tui [PATHS]`: the full-screen app, what runs without a subcommand."""
+
+from __future__ import annotations
+
+import argparse
+
+from ... import __version__
+from ..errors import UsageError
+from ..options import add_build_options
+from ..types import seconds
+
+HELP = "Watch TensorRT engine builds live and cancel them."
+
+
+def options(app: argparse.ArgumentParser) -> None:
+    app.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
+    app.add_argument("--demo", action="store_true", help="write the sample models to a temporary directory and open them")
+    app.add_argument("--theme", help="theme name (--list-themes prints them)")
+    app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
+    app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build that ends after longer than this rings and notifies (default 10; 0: never)")
+    app.add_argument("--log-level", choices=("warning", "info", "verbose", "error"), default="info",
+                     help="the log pane's level at start (l cycles it; default info)")
+    app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
+    app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
+    add_build_options(app)
+
+
+def app_config(args):
+    """The app's configuration from the command line (the app itself never reads argv)."""
+    from ...core.build import default_output
+    from ...core.discover import find_models
+    from ...core.output_paths import check_trace
+    from ...ui.app import AppConfig
+    from ..options import build_options, session_settings
+
+    paths = list(args.paths)
+    if args.demo:
+        from ...core.demo_dir import make_demo_dir
+        from ...core.samples import write_samples
+
+        directory = make_demo_dir()
+        print(f"trt-tui: writing sample models to {directory}")
+        write_samples(directory)
+        paths = [str(directory)]
+    models = find_models(paths)[0] if args.trace else []
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
+    return AppConfig(paths=paths, options=build_options(args), theme=args.theme, log_level=args.log_level,
+                     watch=args.watch, attach=args.attach, keys=args.keys, notify_after=args.notify_after,
+                     session=session_settings(args))
+
+
+def run(args) -> int:
+    from ...ui.app import make_app
+    from ...ui.modes import session_for
+    from ...ui.notifier import run_app
+    from ..checks import path_problem, terminal_problem, theme_problem
+
+    local = not args.attach  # an attached app is `serve`'s, drawn in a browser through pipes
+    problem = ((local and not args.demo and path_problem(args.paths, args.watch)) or theme_problem(args.theme)
+               or (local and terminal_problem()))
+    if problem:
+        raise UsageError(problem)
+    config = app_config(args)
+    # The session first (its spare build processes start now), then the app that shows it.
+    return run_app(make_app(config, session_for(config))).return_code or 0  # then a line of what it built

@@ -1,0 +1,51 @@
+"""`trt-tui serve [PATHS]`: the app for web browsers; the builds belong to this process (see serve/)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import EXIT_USAGE, UsageError
+from ..options import add_build_options
+
+HELP = "serve the app to web browsers; the builds belong to this process"
+
+
+def options(v: argparse.ArgumentParser) -> None:
+    v.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    v.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    v.add_argument("--token-file", metavar="FILE", help="the token to require (default: $TRT_TUI_TOKEN, else random)")
+    v.add_argument("--no-token", action="store_true", help="require no token (loopback addresses only)")
+    v.add_argument("--token", nargs="?", const="", help=argparse.SUPPRESS)  # refused with a value: ps shows it
+    v.add_argument("--theme", help="theme name (see themes/)")
+    add_build_options(v)
+
+
+def run(args) -> int:
+    from ... import serve
+    from ...core.build import default_output
+    from ...core.discover import find_models
+    from ...core.output_paths import check_trace
+    from ..checks import theme_problem
+    from ..options import build_options, session_settings
+
+    if problem := theme_problem(args.theme):  # found now, not by each browser session's app
+        raise UsageError(problem)
+    try:
+        token = serve.check(args.host, args.port, args.token, args.token_file, args.no_token)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options = build_options(args)
+    models, errors = find_models(args.paths)
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return EXIT_USAGE
+    paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
+    try:
+        return serve.serve(session_settings(args).open(), options, paths, args.host, args.port, token, args)
+    except OSError as exc:
+        raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None

@@ -1,0 +1,72 @@
+"""`trt-tui watch [PATHS]`: build every model now (current engines are skipped), then rebuild each
+one as it changes. A file that is not a model (empty, cut short, garbage) is reported as a failed
+build of that file, and watching goes on."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+
+from ..errors import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE
+from ..options import add_build_options
+
+HELP = "build models, then rebuild each when its ONNX file changes"
+
+
+def options(w: argparse.ArgumentParser) -> None:
+    w.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
+    w.add_argument("--json", action="store_true", help="one JSON object per event per line")
+    add_build_options(w)
+
+
+def run(args) -> int:
+    from ...core.build import default_output, spec_for
+    from ...core.discover import find_models
+    from ...core.output_paths import check_trace
+    from ...core.watch import ModelChange, ModelWatcher, RebuildController
+    from ...headless import make_renderer
+    from ..options import build_options, session_settings
+    from ..signals import Stopper, abandon
+    from .build import HEADLESS_PUMP
+
+    options = build_options(args)
+    models, errors = find_models(args.paths)
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return EXIT_USAGE
+    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+    session = session_settings(args).open(pump_interval=HEADLESS_PUMP)
+    scheduler = session.scheduler
+    scheduler.subscribe(renderer.handle)
+    controller = RebuildController(scheduler, lambda m: spec_for(m, options, force=args.force, replace=args.force),
+                                   on_refused=lambda model, why: watcher.errors.append(f"not rebuilt: {why}"))
+    watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
+    active_at_signal: list[str] = []
+
+    def stop(name: str) -> None:
+        active_at_signal.extend(str(job.spec.model) for job in scheduler.active())
+
+    with Stopper(stop, lambda: abandon(scheduler)) as stopper:
+        try:
+            controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
+            watcher.start()
+            renderer.message(f"trt-tui: watching {', '.join(str(d) for d in watcher.dirs)} (Ctrl-C to stop)")
+            while stopper.signal is None:
+                time.sleep(0.1)
+                for err in watcher.errors:
+                    renderer.message(f"trt-tui: {err}")
+                watcher.errors.clear()
+        finally:
+            watcher.stop()
+            session.close()
+            renderer.close()
+    if active_at_signal:
+        print(f"trt-tui: stopped by {stopper.name}: cancelled {', '.join(active_at_signal)}", file=sys.stderr)
+    if stopper.signal is not None and stopper.signal != signal.SIGINT:
+        return stopper.exit_code
+    return EXIT_CANCELLED if active_at_signal else EXIT_OK

@@ -1,0 +1,160 @@
+"""The options every building command shares, and what they make: one `BuildOptions` (how each
+engine is built) and one `SessionSettings` (how the builds run). Each option is checked here, once,
+as the command line is read: the builds and the app take the values as given.
+
+TensorRT itself is imported here only for --compute-capability (the targets' names are the installed
+version's): the builds import it in their own processes, and this process's import (~0.1 s of CPU)
+would compete with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
+from ..core.build import BuildOptions
+from ..core.executors import DEFAULT_CANCEL_GRACE
+from ..core.session_settings import SessionSettings
+from .errors import UsageError
+from .types import gpu_list, int_in, limit_size, parse_size, profile_shapes, seconds, spare_size
+
+
+def add_build_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("build options (as trtexec names them)")
+    g.add_argument("--backend", choices=CHOICES, default="auto", help="auto prefers full TensorRT when importable")
+    g.add_argument("--workspace", metavar="SIZE", help="workspace memory pool limit, e.g. 4G or 1024M")
+    g.add_argument("--opt-level", type=int_in(0, 5), metavar="0-5", help="builder optimization level")
+    g.add_argument("--shapes", metavar="SPEC", help="fixed shapes for dynamic inputs: input:1x3x224x224,...")
+    g.add_argument("--min-shapes", metavar="SPEC", help="optimization profile minimum shapes")
+    g.add_argument("--opt-shapes", metavar="SPEC", help="optimization profile optimal shapes")
+    g.add_argument("--max-shapes", metavar="SPEC", help="optimization profile maximum shapes")
+    g.add_argument("--compute-capability", action="append", metavar="CC",
+                   help="TensorRT-RTX target(s), e.g. 8.9 or 8.6,12.0 (repeatable)")
+    g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
+    g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
+    p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
+    p.add_argument("--executor", choices=("thread", "process", "ray"), default=None,
+                   help="run each build on a thread, in a child process (hard cancel, crash isolation) or as"
+                        " a Ray task (pip install 'trt-tui[ray]')")
+    r = p.add_argument_group("Ray (with --executor ray)")
+    r.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)")
+    r.add_argument("--ray-gpu", metavar="TYPE", help="each build asks for one GPU of this Ray accelerator type")
+    r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
+                   help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
+    p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
+                   help="with --executor process or ray: force a cancel that TensorRT has not honoured by then")
+    p.add_argument("--spare-memory", type=spare_size, default=None, metavar="SIZE",
+                   help="with the process executor: the most heap the waiting build process faults in ahead"
+                        " of a build, as much as recent builds needed (default 2G; 0: none)")
+    p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
+    p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
+    p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
+    add_vitals_options(p)
+    p.add_argument("--memory-limit", type=limit_size, default=None, metavar="SIZE",
+                   help="put each build process under this memory limit (a cgroup where the machine allows"
+                        " it, else RLIMIT_AS): a runaway build is stopped and named, not the machine's editor")
+    p.add_argument("--gpus", type=gpu_list, default=None, metavar="LIST",
+                   help="GPUs for full-TensorRT builds, one build per GPU at a time, each process pinned to"
+                        " its GPU, e.g. 0,1 (default: every GPU; TensorRT-RTX builds use none)")
+
+
+def add_vitals_options(p: argparse.ArgumentParser) -> None:
+    from ..core.vitals import DEFAULT_INTERVAL, DEFAULT_STALL_AFTER
+
+    g = p.add_argument_group("vitals (the build's process, read from outside it)")
+    g.add_argument("--vitals-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
+                   help=f"sample each build's CPU and memory this often (default {DEFAULT_INTERVAL:g}; 0: off)")
+    g.add_argument("--stall-after", type=float, default=DEFAULT_STALL_AFTER, metavar="SECONDS",
+                   help="call a build stalled after this long with no callback and an idle CPU"
+                        f" (default {DEFAULT_STALL_AFTER:g})")
+    g.add_argument("--stack-after", type=float, default=None, metavar="SECONDS",
+                   help="dump the build's native and Python stacks (py-spy) after this long with no"
+                        " callback (default: when it is stalled)")
+
+
+def build_options(args) -> BuildOptions:
+    """The build options, checked before any build starts."""
+    try:
+        backend_name = find_backend(args.backend)
+    except BackendError as exc:
+        raise UsageError(str(exc)) from None
+    ccs = tuple(c for value in args.compute_capability or () for c in value.split(",") if c.strip())
+    if ccs:
+        _check_compute_capabilities(args.backend, ccs)
+    if args.timing_cache is not None and not has_timing_cache(backend_name):
+        raise UsageError("--timing-cache needs full TensorRT: TensorRT-RTX does not use timing caches")
+    return BuildOptions(
+        backend=args.backend,
+        workspace=parse_size(args.workspace) if args.workspace else None,
+        opt_level=args.opt_level,
+        shapes=profile_shapes(args.shapes, args.min_shapes, args.opt_shapes, args.max_shapes),
+        compute_capabilities=ccs,
+        timing_cache=Path(args.timing_cache) if args.timing_cache else None,
+        verbose=args.verbose,
+    )
+
+
+def _check_compute_capabilities(choice: str, ccs: tuple[str, ...]) -> None:
+    try:
+        backend = load_backend(choice)
+    except BackendError as exc:
+        raise UsageError(str(exc)) from None
+    if not backend.has_compute_capabilities:
+        raise UsageError(f"--compute-capability needs TensorRT-RTX; the {backend.name} backend builds for this GPU")
+    for cc in ccs:
+        try:
+            backend.compute_capability(cc)
+        except BackendError as exc:
+            raise UsageError(f"--compute-capability: {exc}") from None
+
+
+def session_settings(args) -> SessionSettings:
+    """How the builds run, from a building command's options (`build`, `watch`, `serve`, the app)."""
+    return SessionSettings(jobs=args.jobs, executor=args.executor, cancel_grace=args.cancel_grace,
+                           history=args.history, trace=args.trace, ray=ray_options(args),
+                           vitals=vitals_config(args), spare_memory=args.spare_memory,
+                           memory_limit=memory_limit(args), gpus=args.gpus)
+
+
+def vitals_config(args):
+    from ..core.vitals import VitalsConfig
+
+    for option, value in (("--vitals-interval", args.vitals_interval), ("--stall-after", args.stall_after),
+                          ("--stack-after", args.stack_after)):
+        if value is not None and (value != value or value < 0 or value == float("inf")):
+            raise UsageError(f"{option} must be a number of seconds, at least 0, not {value:g}")
+    return VitalsConfig(args.vitals_interval, args.stall_after, args.stack_after)
+
+
+def memory_limit(args):
+    """The `MemoryLimit` the options ask for, or None; a limit with an executor that has no build
+    process of its own to limit is refused in one line."""
+    from ..core.memory_limit import MemoryLimit
+
+    if args.memory_limit is None:
+        return None
+    if args.executor in ("thread", "ray"):
+        raise UsageError(f"--memory-limit needs the process executor: --executor {args.executor} runs a build"
+                         " in no process of its own to limit")
+    return MemoryLimit(args.memory_limit)
+
+
+def ray_options(args) -> dict | None:
+    """The Ray executor's options from --ray-*; one clear line when Ray is missing or one is wrong."""
+    given = [f"--{n}" for n, value in (("ray-address", args.ray_address), ("ray-gpu", args.ray_gpu),
+                                       ("ray-resource", args.ray_resource)) if value]
+    if args.executor != "ray":
+        if given:
+            raise UsageError(f"{given[0]} needs --executor ray")
+        return None
+    from ..core.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
+
+    if not ray_available():
+        raise UsageError(RAY_MISSING)
+    try:
+        resources = dict(parse_resource(text) for text in args.ray_resource or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}

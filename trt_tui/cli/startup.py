@@ -1,0 +1,71 @@
+"""What keeps `trt-tui` quick to start and to end, in one place, each with its reason.
+
+- Help sizing: argparse makes a help formatter for every option it is given (to check its metavar),
+  and the stock one imports `shutil` (and with it bz2 and lzma, ~3-5 ms) to ask the terminal's width:
+  every `trt-tui build` paid that before its build began, help or not. `HelpFormatter` sizes help as
+  argparse does without it.
+- One subparser: `trt-tui SUBCOMMAND` builds that subcommand's parser alone (`only_command`); the
+  other six (four of them with every build option) took ~3-8 ms of every start.
+- Fast exit: after `trt-tui build`, `finish` ends the process without the interpreter's teardown
+  (`os._exit`, once stdout and stderr are flushed). Freeing every module and object, the atexit
+  handlers of libraries that have nothing left to do, and, with the thread executor, TensorRT's own
+  destructors took 15-40 ms of every build's wall time, where the operating system frees the same
+  memory at once. A command says it may (`may_exit_at_once`) only once everything it wrote is closed
+  (engines, history, trace; its build processes reaped, its spares stopped); other commands, and
+  `main` called from Python, exit as usual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+_exit_at_once = False
+
+
+def terminal_columns() -> int:
+    """What `shutil.get_terminal_size().columns` says ($COLUMNS, else the terminal of stdout, else 80),
+    without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, sized as argparse sizes it, without importing shutil."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width)
+
+
+def only_command(argv: list[str], commands: tuple[str, ...]) -> str | None:
+    """The subcommand whose parser alone is to be built, or None for the app's."""
+    return argv[0] if argv and argv[0] in commands else None
+
+
+def may_exit_at_once() -> None:
+    """Called by a command once everything it wrote is closed: `finish` may skip the teardown."""
+    global _exit_at_once
+    _exit_at_once = True
+
+
+def finish(code: int) -> None:
+    """Exit with `code`: at once where the command allowed it, else as usual."""
+    if _exit_at_once:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)

@@ -1,0 +1,238 @@
+"""What the app's keys and panes do to builds and models: the selection (the highlighted build is the
+one the phases, log and vitals show; the highlighted model's details), build, cancel, rebuild, watch,
+the log's level, diff, stacks, filter, follow, help. Each action is a key and a palette command (`commands`); what the
+app may not do in its mode (`modes`) it says, in one line.
+
+A mixin of `TrtTuiApp`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.message_pump import MessagePump
+from textual.widgets import DataTable, Input
+
+from ..core.build import BuildSpec, spec_for
+from ..core.job import BuildJob
+from ..core.watch import ModelWatcher
+from .build_view import build_title
+from .guard import guarded
+from .help_screen import HelpScreen
+from .log_level import LOG_LEVELS, level_note, options_at
+from .messages import ModelInfoRead, ModelsChanged, StackRead
+from .replace import force_rebuild
+from .screens import StackScreen
+from .widgets.build_list import BuildList
+from .widgets.diff_panel import NothingToCompare, diff_of_build
+from .widgets.filter_prompt import FilterPrompt
+
+
+class MainActions(MessagePump):
+    # -- the selection: which build the right-hand panes show, which model the details show --------
+
+    def _place_new(self, job: int, asked: bool = False) -> None:
+        """A new build takes the selection where the user asked for it, where `follow_newest` is on,
+        or where the user has not chosen one yet; else the selection stays on the build studied."""
+        if asked or self.follow_newest or self.selected is None or not self._user_placed:
+            self.select_build(job)
+            self.builds.move_to(job)
+
+    def select_build(self, job: int) -> None:
+        view = self.views.get(job)
+        if view is None or self.selected == job:
+            return
+        self.selected = job
+        self.phase_view.show(job, build_title(view, self.palette), view.tree, view.now(), view.stopped)
+        self.log_pane.show(view.logs)
+        self.vitals_panel.show(view.vitals, ended=view.state.final)
+
+    @on(BuildList.Highlighted)
+    def _build_highlighted(self, event: BuildList.Highlighted) -> None:
+        self._user_placed = self._user_placed or event.by_user
+        # A highlight is a message, so it can arrive after the app has selected a newer build: only
+        # the cursor's row counts.
+        if event.row == self.builds.cursor_row:
+            self.select_build(event.job)
+
+    @on(DataTable.RowHighlighted, "#models")
+    def _model_highlighted(self) -> None:
+        self._show_details()
+
+    def _show_details(self) -> None:
+        path = self.picker.highlighted_path()
+        entry = self.picker.models.get(path) if path is not None else None
+        name = self.picker.display_name(path) if path is not None else None
+        self.details.show(name, entry and entry["info"], entry and entry["error"])
+
+    @on(DataTable.RowSelected, "#models")
+    def _model_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.submit(event.row_key.value)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.picker.set_filter(event.value)
+
+    @on(FilterPrompt.Closed)
+    def _filter_closed(self, event: FilterPrompt.Closed) -> None:
+        self.filter_prompt.close(event.text)
+        self.picker.set_filter(event.text)
+        self.picker.focus()
+
+    @on(ModelInfoRead)
+    @guarded
+    def _model_info_read(self, message: ModelInfoRead) -> None:
+        if message.path == self.picker.highlighted_path():
+            self._show_details()
+
+    # -- actions (each is a key and a palette command) ---------------------------------------------
+
+    def action_build(self) -> None:
+        path = self.picker.highlighted_path()
+        if path is not None:
+            self.submit(path)
+
+    def action_cancel(self) -> None:
+        if self.selected is None:
+            self.notify("No build selected", severity="warning")
+            return
+        view = self.views[self.selected]
+        if view.state.final:
+            self.notify(f"Build #{view.job.id} already {view.state.value}")
+            return
+        again = view.job.token.cancelled
+        self.scheduler.cancel(view.job.id, force=again)
+        if again:
+            self.notify(f"Forcing cancel of #{view.job.id}")
+        else:
+            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)", markup=False)
+
+    def action_cancel_all(self) -> None:
+        n = self.scheduler.cancel_all()
+        self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
+
+    def action_rebuild(self) -> None:
+        if (why := self.mode.why_no_rebuild(self.scheduler.jobs.get(self.selected))) is not None:
+            self.notify(why, markup=False)  # a run's builds are its program's: trt-tui cannot make them again
+            return
+        model = None
+        if self.selected is not None:
+            model = str(self.views[self.selected].job.spec.model)
+        elif (path := self.picker.highlighted_path()) is not None:
+            model = path
+        if model is not None:
+            self.submit(model)
+
+    def action_force_rebuild(self) -> None:
+        """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
+        if self.mode.why_no_rebuild(self.scheduler.jobs.get(self.selected)) is not None:
+            return self.action_rebuild()
+        model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
+        if model is not None:
+            force_rebuild(self, model)
+
+    def action_toggle_watch(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+            self.sub_title = ""
+            self.notify("Stopped watching")
+            return
+        roots = [Path(p) for p in self.config.paths if Path(p).exists()]
+        if not roots:
+            self.notify("Nothing to watch", severity="warning")
+            return
+        self.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
+        self.watcher.start()
+        self.sub_title = "watching"
+        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild", markup=False)
+
+    @on(ModelsChanged)
+    @guarded
+    def _models_changed(self, message: ModelsChanged) -> None:
+        """New models appear, removed ones go; the rebuilder restarts the builds (`_rebuilding`)."""
+        for change in message.changes:
+            path = self._model_key(change.path)
+            if change.kind == "removed":
+                self.picker.remove_model(path)
+            else:
+                self.picker.set_model(path)
+                self.picker.read_infos([path])
+        if not self.quitting:
+            self.rebuilder.handle(message.changes)
+
+    def _spec_for(self, model: Path) -> BuildSpec:
+        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
+
+    def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
+        self._add_view(job, self._model_key(model)).watched = True
+        self._place_new(job.id)
+
+    def _model_key(self, path: Path) -> str:
+        """The picker's key for a watched path (the watcher reports resolved paths)."""
+        for known in self.picker.models:
+            if Path(known).resolve() == path:
+                return known
+        return str(path)
+
+    def action_cycle_log(self) -> None:
+        self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
+        level = LOG_LEVELS[self.log_level_index]
+        self.log_pane.min_severity = level
+        if note := level_note(level, self.config.options, served=self.mode.served):
+            self.notify(note, timeout=8, markup=False)
+        self.retitle_log()
+        view = self.views.get(self.selected) if self.selected is not None else None
+        self.log_pane.show(view.logs if view else [])
+
+    @guarded
+    def action_diff(self) -> None:
+        """The selected finished build against the previous successful build of its model, as `history diff`."""
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None or not view.state.final:
+            self.notify("Select a finished build to compare", severity="warning")
+            return
+        recorder = self.session.recorder
+        try:
+            recorded = recorder.recorded if recorder is not None else {}
+            self.push_screen(diff_of_build(self.session.history, recorded, view.job.id, view.reason))
+        except NothingToCompare as exc:
+            self.notify(str(exc), severity="warning", markup=False)
+
+    def action_stack(self) -> None:
+        """The selected build's stacks, taken now (py-spy) by whoever runs it, in a copyable panel."""
+        view = self.views.get(self.selected) if self.selected is not None else None
+        if view is None:
+            self.notify("No build selected", severity="warning")
+        elif view.state.final:
+            self.post_message(StackRead(view.job.id, None))
+        else:
+            self.notify(f"Reading the stacks of #{view.job.id}…")
+            self._read_stack(view.job.id)
+
+    @work(thread=True, group="stack", exit_on_error=False)
+    def _read_stack(self, job: int) -> None:
+        self.post_message(StackRead(job, self.scheduler.read_stacks(job)))
+
+    @on(StackRead)
+    @guarded
+    def _stack_read(self, message: StackRead) -> None:
+        stalled = self.views[message.job].stack if message.job in self.views else None
+        if message.text is not None:
+            self.push_screen(StackScreen(message.job, message.text))
+        elif stalled is not None:
+            self.push_screen(StackScreen(message.job, stalled.text, taken="when it stalled"))
+        else:
+            self.notify(f"Build #{message.job} has no running process to read", severity="warning")
+
+    def action_filter(self) -> None:
+        self.filter_prompt.open()
+
+    def action_toggle_follow(self) -> None:
+        self.follow_newest = not self.follow_newest
+        self.notify("New builds take the selection" if self.follow_newest else "The selection stays where it is")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(c for c in self.commands if self.check_action(c.action, ()) is not False))
