@@ -45,7 +45,7 @@ class SessionSettings:
             return None
         return prewarmed(make_executor(self.executor, cancel_grace=self.cancel_grace, vitals=self.vitals,
                                        spare_memory=self.spare_memory, jobs=self.jobs,
-                                       memory_limit=self.memory_limit, gpus=self.gpus), builds)
+                                       memory_limit=self.memory_limit), builds)
 
     def open(self, executor: Executor | None = None, pump_interval: float | None = None) -> Session:
         """The session: scheduler, `executor` (else one made now), cache, history, trace.
