@@ -33,6 +33,7 @@ from .core.events import State
 from .core.executors import DEFAULT_CANCEL_GRACE
 from .core.output_paths import OutputRefused, check_engines, check_trace, program_files
 from .core.printable import escaped
+from .hook_command import cmd_hook, hook_options
 
 
 def int_in(low: int, high: int | None = None):
@@ -708,6 +709,7 @@ COMMANDS = {
     "run": ("run a program and observe (and cancel) the TensorRT builds it makes", _run_command),
     "samples": ("write sample ONNX models (random weights, generated locally)", _samples_command),
     "serve": ("serve the app to web browsers; the builds belong to this process", _serve_command),
+    "hook": ("install or remove the hook that shows every Python build of this environment in the app", hook_options),
 }
 SUBCOMMANDS = tuple(COMMANDS)
 
@@ -784,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "print_config", False):
         return print_config(config, parser, argv, args, app_parser)
     handler = {"build": cmd_build, "samples": cmd_samples, "watch": cmd_watch, "history": cmd_history,
-               "serve": cmd_serve, "run": cmd_run, "bundle": cmd_bundle}.get(getattr(args, "command", None), cmd_app)
+               "serve": cmd_serve, "run": cmd_run, "bundle": cmd_bundle, "hook": cmd_hook}.get(getattr(args, "command", None), cmd_app)
     try:
         code = handler(args)
         _done_with_everything = handler is cmd_build and args.executor != "ray"

@@ -23,6 +23,7 @@ import time
 
 from .cli_basics import HandledSignals
 from .core import protocol
+from .core.collector.publisher import run_publisher
 from .core.events import State
 from .core.inject.observer import ProgramRun
 from .core.inject.relays import ObservedSpec
@@ -65,6 +66,7 @@ def run_app(argv: list[str], args) -> int:
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
                      history=args.history)
+    run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     app = make_app(AppConfig(keys=args.keys), run=run)
     if args.theme:
         app.theme = args.theme
@@ -127,6 +129,7 @@ def run_headless(argv: list[str], args) -> int:
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
                      output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
+    run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before
     run.scheduler.subscribe(

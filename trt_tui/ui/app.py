@@ -36,6 +36,7 @@ from ..core.session import make_session
 from ..core.units import human_bytes
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
+from . import collector_feed
 from .build_actions import BuildControls
 from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
 from .commands import BINDINGS, COMMANDS, PICKER_ACTIONS, keymap, with_keys
@@ -132,6 +133,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         self._notified_errors: set[tuple[str, str]] = set()
         self._session_closed = False
         self._session_lock = threading.Lock()
+        self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = config.theme or "trt-dark"
@@ -163,6 +165,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             self.run_.start()
         else:
             self._discover(self.config.paths)
+        self.collector = collector_feed.listen(self)
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
         self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
@@ -698,6 +701,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         self._stop_gpu.set()
         if self.watcher is not None:
             self.watcher.stop()
+        collector_feed.stop(self.collector)  # first: its builds are other programs', left building
         self.session.close()
         self.gpu_sampler.close()
 
