@@ -38,12 +38,12 @@ def pth_path() -> Path:
 
 def pth_text(env_hook: Path = ENV_HOOK) -> str:
     """The hook's file: the marker, then one line that runs `env_hook` if it is still there (trt-tui
-    uninstalled: nothing). Read with `os` alone: a file object left to the collector would warn under
-    `-X dev`, and importing the module would import the `trt_tui` package first."""
+    uninstalled: nothing), from its cached bytecode (`get_code`; compiling it would cost ~1 ms a
+    start). Not imported: that would import the `trt_tui` package first, several times dearer."""
     path = repr(str(env_hook))
-    code = (f"import os; p = {path}; fd = os.open(p, os.O_RDONLY) if os.path.isfile(p) else -1; "
-            "src = os.read(fd, 1 << 20) if fd >= 0 else b''; fd >= 0 and os.close(fd); "
-            "exec(compile(src, p, 'exec'), {'__name__': 'trt_tui_env_hook'})")
+    code = (f"import importlib.machinery as m, os; p = {path}; os.path.isfile(p) and "
+            "exec(m.SourceFileLoader('trt_tui_env_hook', p).get_code('trt_tui_env_hook'), "
+            "{'__name__': 'trt_tui_env_hook', '__file__': p})")
     return f"{MARKER}\n{code}\n"
 
 

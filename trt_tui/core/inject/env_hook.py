@@ -1,8 +1,9 @@
 """The import hook `trt-tui hook install` puts in an environment: each Python process of it reports its
 TensorRT builds to the app, when one listens.
 
-The `.pth` file that `hook_command` writes runs this file at every interpreter start (read and run, not
-imported: importing it would import the `trt_tui` package first, which costs more than all of this).
+The `.pth` file that `hook_command` writes runs this file at every interpreter start (its cached
+bytecode, run, not imported: importing it would import the `trt_tui` package first, which costs
+several times more than all of this).
 So at start it only adds a finder to `sys.meta_path` that answers for nothing but `tensorrt` and
 `tensorrt_rtx`. When the program imports one of them, and only if this user's collector socket exists
 then (one `stat`), TensorRT is patched as `trt-tui run` patches it (`hook`) and each build reports
