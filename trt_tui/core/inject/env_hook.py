@@ -78,5 +78,5 @@ class TensorRTFinder:
         return None
 
 
-if not any(type(finder).__name__ == "TensorRTFinder" for finder in sys.meta_path):
-    sys.meta_path.insert(0, TensorRTFinder())
+if __name__ == "trt_tui_env_hook" and not any(type(f).__name__ == "TensorRTFinder" for f in sys.meta_path):
+    sys.meta_path.insert(0, TensorRTFinder())  # run by the `.pth` (imported as a module, it only defines)
