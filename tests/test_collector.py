@@ -183,6 +183,35 @@ def test_without_an_app_a_hooked_program_behaves_exactly_as_without_the_hook(tmp
     assert without[0] == 0 and "trt-tui modules: []" in without[1]
 
 
+def test_a_build_under_trt_tui_run_reaches_the_app_and_the_apps_cancel_reaches_the_build(
+        runtime, env, mnist, tmp_path, trt_tui_command) -> None:
+    scheduler = Scheduler(1)
+    collector = Collector(scheduler, vitals=None).start()
+    engine = tmp_path / "run.engine"
+    proc = subprocess.Popen([*trt_tui_command, "run", "--headless", "--", sys.executable, str(PLAIN_PROGRAM), str(mnist),
+                             str(engine), "--slow-steps", "0.15"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not any(j.state is State.BUILDING for j in scheduler.jobs.values()):
+            assert time.monotonic() < deadline and proc.poll() is None, "the build never reached the app"
+            time.sleep(0.05)
+        (job,) = scheduler.jobs.values()
+        assert str(job.spec.model) == "plain_build.py: mnist.onnx"
+        assert job.spec.pid not in (0, proc.pid), "named by trt-tui's process, not the program's that builds"
+        scheduler.cancel(job.id)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert scheduler.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        collector.close()
+        scheduler.shutdown()
+    assert job.state is State.CANCELLED, job.outcome
+    assert proc.returncode == 130, err  # trt-tui run says that a build of its program was cancelled
+    assert "engine: none" in out and not engine.exists()
+
+
 # -- the socket is the user's alone ----------------------------------------------------------------
 
 
