@@ -225,16 +225,19 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     urls = announced_urls(host, port, token)
     also = f" (also {', '.join(urls[1:])})" if len(urls) > 1 else ""
 
+    collectors = []
+
     def listening() -> None:
         print(f"trt-tui: serving {', '.join(paths)} on {urls[0]}{also} (Ctrl-C to stop)", flush=True)
+        # Other programs' builds, in every tab; after the first line, which is the page's address.
+        collectors.append(collect_builds(session.scheduler))
 
-    builds = collector = None
+    builds = None
     try:  # whatever ends it (a signal, a failure to listen, an exception), the directory goes
         builds = serve_session(session, socket_path, options)
-        collector = collect_builds(session.scheduler)  # other programs' builds, in every tab
         make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening).serve()
     finally:
-        if collector is not None:  # its builds are other programs': left building
+        for collector in filter(None, collectors):  # its builds are other programs': left building
             collector.close()
         session.close()  # first: the builds' last events still reach every viewer
         if builds is not None:
