@@ -120,8 +120,9 @@ async def test_two_programs_building_at_once_appear_by_name_and_one_is_cancelled
             a, b = view_named(app, "train_a.py"), view_named(app, "train_b.py")
             await wait_until(pilot, lambda: a.state is State.BUILDING and a.tree.phases, "train_a.py's phases")
             assert b.state in (State.BUILDING, State.SUCCEEDED)
-            app.select_build(a.job.id)
             app.builds.focus()
+            app.builds.move_to(a.job.id)  # the cursor's row is the selection
+            await wait_until(pilot, lambda: app.selected == a.job.id, "train_a.py selected")
             await pilot.press("c")
             await wait_until(pilot, lambda: a.state.final and b.state.final, "both builds to end")
             assert a.state is State.CANCELLED, (a.state, a.error)
@@ -275,6 +276,28 @@ def test_a_second_app_does_not_steal_the_socket_and_a_dead_apps_socket_is_replac
         again.close()
         first_scheduler.shutdown()
         second_scheduler.shutdown()
+
+
+def test_a_program_speaking_a_newer_protocol_is_refused_in_one_line(runtime) -> None:
+    from trt_tui.core.inject.reporter import Reporter
+
+    notes: list[str] = []
+    scheduler = Scheduler(1)
+    collector = Collector(scheduler, vitals=None, note=notes.append).start()
+    try:
+        reporter = Reporter(*place.reporter_target(), hello=({"v": 2, "program": "future.py", "sampled": True},))
+        reporter.start_build("model.onnx", "tensorrt-rtx", None, time.monotonic())
+        deadline = time.monotonic() + 30
+        while not notes:
+            assert time.monotonic() < deadline, "nothing said"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert notes == [f"trt-tui: a program reporting to {collector.address}: events of protocol version 2; this"
+                         " trt-tui reads version 1: upgrade trt-tui to read them"]
+        assert not scheduler.jobs
+    finally:
+        collector.close()
+        scheduler.shutdown()
 
 
 @pytest.fixture

@@ -235,7 +235,7 @@ class Collector:
             try:
                 protocol.check(info, f"a program reporting to {self.address}")
             except protocol.ProtocolError as exc:
-                self.note(str(exc))
+                self.note(f"trt-tui: {exc}")
                 return
             program = str(info.get("program") or "python")
             if type(info.get("pid")) is int:  # a build `trt-tui run` forwards: its program's process
