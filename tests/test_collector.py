@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -211,6 +212,38 @@ def test_a_build_under_trt_tui_run_reaches_the_app_and_the_apps_cancel_reaches_t
     assert job.state is State.CANCELLED, job.outcome
     assert proc.returncode == 130, err  # trt-tui run says that a build of its program was cancelled
     assert "engine: none" in out and not engine.exists()
+
+
+STOPPABLE_APP = """
+import time
+from trt_tui.core.collector.server import Collector
+from trt_tui.core.scheduler import Scheduler
+Collector(Scheduler(1)).start()
+print("listening", flush=True)
+time.sleep(600)
+"""
+
+
+def test_an_app_stopped_with_ctrl_z_holds_a_hooked_build_up_only_briefly(env, mnist, tmp_path, installed_hook) -> None:
+    """Its socket still takes connections, and nobody answers: the program gives up on it within
+    `ANSWER_TIMEOUT` and builds on, unobserved, as without the hook."""
+    from trt_tui.core.collector.client import ANSWER_TIMEOUT
+
+    app = subprocess.Popen([sys.executable, "-c", STOPPABLE_APP], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert app.stdout.readline() == "listening\n"
+        os.kill(app.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(PLAIN_PROGRAM), str(mnist), str(tmp_path / "e.engine")],
+                              capture_output=True, text=True, env=env, timeout=TIMEOUT)
+        took = time.monotonic() - started
+    finally:
+        os.kill(app.pid, signal.SIGCONT)
+        app.kill()
+        app.wait()
+    assert done.returncode == 0 and "engine: built" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr and "trt-tui" not in done.stderr
+    assert took < ANSWER_TIMEOUT + 60, took
 
 
 # -- the socket is the user's alone ----------------------------------------------------------------

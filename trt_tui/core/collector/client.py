@@ -9,12 +9,17 @@ program did still sees its next build, and nothing is sent while none listens.
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import sys
 import threading
+from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 
 from .. import protocol
 from ..inject.reporter import Reporter
 from . import place
+
+ANSWER_TIMEOUT = 3.0  # seconds the app may take to answer a connection or take a message
 
 _cached: tuple[tuple[str, bytes], Reporter] | None = None
 _lock = threading.Lock()
@@ -42,10 +47,37 @@ def hello(program: str, sampled: bool, pid: int | None = None) -> tuple:
     return (info,)
 
 
+def bounded_client(address: str, key: bytes) -> Connection:
+    """multiprocessing's `Client`, with a limit on how long the app may keep a build waiting: an app
+    that does not answer (stopped with Ctrl-Z, hung) fails the handshake, or later a send, within
+    `ANSWER_TIMEOUT`, and the program builds on unobserved. Cancels are awaited without limit."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(ANSWER_TIMEOUT)
+        sock.connect(address)
+        sock.settimeout(None)  # a blocking descriptor again, whose reads and writes time out:
+        limit = struct.pack("ll", int(ANSWER_TIMEOUT), int(ANSWER_TIMEOUT % 1 * 1e6))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, limit)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, limit)
+        conn = Connection(sock.detach())
+    finally:
+        sock.close()
+    try:
+        answer_challenge(conn, key)  # as `Client` does
+        deliver_challenge(conn, key)
+        shared = socket.socket(fileno=os.dup(conn.fileno()))
+        shared.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 0, 0))
+        shared.close()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def new_reporter(program: str, sampled: bool, pid: int | None = None) -> Reporter | None:
     """A reporter of its own to the listening app (None: no app listens)."""
     target = place.reporter_target()
-    return None if target is None else Reporter(*target, hello=hello(program, sampled, pid))
+    return None if target is None else Reporter(*target, hello=hello(program, sampled, pid), connect=bounded_client)
 
 
 def collector_reporter() -> Reporter | None:
@@ -56,7 +88,7 @@ def collector_reporter() -> Reporter | None:
         return None
     with _lock:
         if _cached is None or _cached[0] != target or _cached[1].broken:
-            _cached = (target, Reporter(*target, hello=hello(this_program(), False)))
+            _cached = (target, Reporter(*target, hello=hello(this_program(), False), connect=bounded_client))
         return _cached[1]
 
 

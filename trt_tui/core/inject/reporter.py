@@ -28,11 +28,13 @@ BATCH_INTERVAL = 0.02
 
 
 class Reporter:
-    def __init__(self, address: str, key: bytes, hello: tuple = ()) -> None:
-        """`hello`: more for the hello (the collector's: who the program is; see `collector.server`)."""
+    def __init__(self, address: str, key: bytes, hello: tuple = (), connect=None) -> None:
+        """`hello`: more for the hello (the collector's: who the program is; see `collector.server`).
+        `connect(address, key)`: the authenticated connection (default: multiprocessing's `Client`)."""
         self.address = address
         self.key = key
         self.hello = hello
+        self.connect = connect or (lambda address, key: Client(address, family="AF_UNIX", authkey=key))
         self.lock = threading.Lock()  # one sender at a time on the connection
         self.conn = None
         self.broken = False
@@ -45,7 +47,7 @@ class Reporter:
         if self.conn is not None or self.broken:
             return not self.broken
         try:
-            self.conn = Client(self.address, family="AF_UNIX", authkey=self.key)
+            self.conn = self.connect(self.address, self.key)
             self.conn.send(("hello", os.getpid(), *self.hello))
         except Exception:
             self.broken = True
