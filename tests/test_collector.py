@@ -214,6 +214,46 @@ def test_a_build_under_trt_tui_run_reaches_the_app_and_the_apps_cancel_reaches_t
     assert "engine: none" in out and not engine.exists()
 
 
+def test_trt_tui_serve_shows_other_programs_builds_in_its_tabs_which_cancel_them(env, mnist, tmp_path) -> None:
+    import psutil
+    from test_serve import Served
+
+    from trt_tui.core.remote import RemoteScheduler
+
+    models = tmp_path / "served"
+    models.mkdir()
+    served = Served(str(models))
+    proc = None
+    try:
+        sockets = [c.laddr for c in psutil.Process(served.proc.pid).net_connections(kind="unix")
+                   if str(c.laddr).endswith("builds.sock")]
+        deadline = time.monotonic() + 30
+        while place.reporter_target() is None:
+            assert time.monotonic() < deadline, "serve does not collect"
+            time.sleep(0.05)
+        tab = RemoteScheduler(sockets[0])  # what each browser tab's app is a client of
+        tab.connect()
+        proc = start(API_PROGRAM, mnist, tmp_path / "s.engine", "--slow-steps", "0.15", env=env)
+        while not any(j.state is State.BUILDING for j in tab.jobs.values()):
+            assert time.monotonic() < deadline + TIMEOUT and proc.poll() is None, "the build never reached the tab"
+            time.sleep(0.05)
+        (job,) = tab.jobs.values()
+        assert str(job.spec.model) == "collected_api.py"
+        assert tab.cancel(job.id)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 3 and '"state": "cancelled"' in out, err
+        while job.state is not State.CANCELLED:
+            assert time.monotonic() < deadline + 2 * TIMEOUT, job.state
+            time.sleep(0.05)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    assert not (tmp_path / "s.engine").exists()
+    assert place.reporter_target() is None, "serve left its collector socket behind"
+
+
 STOPPABLE_APP = """
 import time
 from trt_tui.core.collector.server import Collector
