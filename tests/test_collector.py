@@ -159,6 +159,12 @@ async def test_a_hooked_program_that_never_imports_trt_tui_appears_in_the_app(
         view = view_named(app, "plain_build.py: mnist.onnx")
         assert view.state is State.SUCCEEDED
         assert view.tree.phases and view.logs
+        app.builds.focus()
+        app.builds.move_to(view.job.id)
+        await wait_until(pilot, lambda: app.selected == view.job.id, "the build selected")
+        await pilot.press("r")  # the program's build: trt-tui cannot make it again, and says so
+        await pilot.pause(0.3)
+        assert list(app.scheduler.jobs) == [view.job.id]
     assert "engine: built" in out
 
 

@@ -536,6 +536,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
 
     def action_rebuild(self) -> None:
+        if (why := collector_feed.why_no_rebuild(self.scheduler.jobs.get(self.selected))) is not None:
+            return self.notify(why, markup=False)
         if self.run_ is not None:  # a run's builds are its program's: trt-tui cannot make them again
             self.notify(self.run_.why_no_rebuild(self.scheduler.jobs.get(self.selected)), markup=False)
             return
@@ -549,7 +551,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
 
     def action_force_rebuild(self) -> None:
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
-        if self.run_ is not None:
+        if self.run_ is not None or collector_feed.why_no_rebuild(self.scheduler.jobs.get(self.selected)):
             return self.action_rebuild()
         model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:

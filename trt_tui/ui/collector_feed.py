@@ -9,7 +9,7 @@ listens, the runtime directory is not safe) is one notification.
 
 from __future__ import annotations
 
-from ..core.collector.server import Collector, NotListening
+from ..core.collector.server import CollectedSpec, Collector, NotListening
 
 
 def listen(app) -> Collector | None:
@@ -34,3 +34,11 @@ def stop(collector: Collector | None) -> None:
     """Before the session closes: let go of the other programs' builds (they build on) at once."""
     if collector is not None:
         collector.close()
+
+
+def why_no_rebuild(job) -> str | None:
+    """What the app says to `r` or `f` on another program's build (None: a build it may make again)."""
+    if job is None or not isinstance(job.spec, CollectedSpec):
+        return None
+    return (f"#{job.id} {job.spec.model} is a build of {job.spec.program}: trt-tui cannot rebuild it"
+            " (run the program again)")
