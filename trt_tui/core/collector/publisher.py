@@ -10,7 +10,9 @@ one that starts after the app did is.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -68,6 +70,19 @@ class Publisher:
             reporter.end_build(local)
             del self.builds[job.id]
             self.passed.add(job.id)
+            if all(other is not reporter for other, _, _ in self.builds.values()):
+                self._let_go(reporter)
+
+    def _let_go(self, reporter: Reporter) -> None:
+        """Its builds are over: end its connection (after what was sent), and its two threads with it,
+        so that a notebook observing build after build keeps no connection per build."""
+        self.reporters = {pid: other for pid, other in self.reporters.items() if other is not reporter}
+        conn = reporter.conn
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                sock = socket.socket(fileno=os.dup(conn.fileno()))
+                sock.shutdown(socket.SHUT_RDWR)  # wakes its reader, where a close would not
+                sock.close()
 
     def _announce(self, job):
         if not self.include(job):
