@@ -168,6 +168,31 @@ async def test_a_hooked_program_that_never_imports_trt_tui_appears_in_the_app(
     assert "engine: built" in out
 
 
+OWN_BUILD_BESIDE_AN_APP = """
+import sys, time
+from trt_tui.cli import main
+from trt_tui.core.collector.server import Collector
+from trt_tui.core.scheduler import Scheduler
+scheduler = Scheduler(1)
+collector = Collector(scheduler).start()
+code = main(["build", sys.argv[1], "-o", sys.argv[2], "--executor", sys.argv[3]])
+time.sleep(1.0)
+print(code, len(scheduler.jobs), "tensorrt_rtx" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_trt_tuis_own_builds_are_not_reported_twice_by_the_hook(env, mnist, tmp_path, installed_hook, executor) -> None:
+    """The app's own builds, in its process or in its build processes, are Python processes of the
+    environment too: the hook leaves them alone (the app shows them already)."""
+    done = subprocess.run([sys.executable, "-c", OWN_BUILD_BESIDE_AN_APP, str(mnist), str(tmp_path / "own.engine"),
+                           executor], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    code, reported, imported = done.stdout.split()[-3:]
+    assert (code, reported) == ("0", "0"), done.stdout
+    assert imported == ("True" if executor == "thread" else imported)
+
+
 def test_without_an_app_a_hooked_program_behaves_exactly_as_without_the_hook(tmp_path, env, mnist) -> None:
     def run() -> tuple[int, str, str]:
         done = subprocess.run([sys.executable, str(PLAIN_PROGRAM), str(mnist), str(tmp_path / "e.engine")],

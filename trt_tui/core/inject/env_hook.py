@@ -9,7 +9,7 @@ So at start it only adds a finder to `sys.meta_path` that answers for nothing bu
 then (one `stat`), TensorRT is patched as `trt-tui run` patches it (`hook`) and each build reports
 through the process's reporter (`reporter`, whose fallback becomes the collector's). Without a
 listening app nothing of trt-tui is imported and TensorRT is left as it is. Under `trt-tui run`, whose
-own hook reports, this one steps aside.
+own hook reports, this one steps aside, and so it does where trt-tui itself imports TensorRT to build.
 
 Only the standard library's `os` and `sys` here, and no names leak into the program's modules.
 """
@@ -39,6 +39,17 @@ def _patch(module) -> None:
     hook.patch(module)
 
 
+def _imported_by_trt_tui() -> bool:
+    """trt-tui's own builds (the app's, their build processes', `trt-tui build`'s) import TensorRT
+    through `core.backend`; the app shows those already, and must not see them twice."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "trt_tui.core.backend":
+            return True
+        frame = frame.f_back
+    return False
+
+
 class _PatchingLoader:
     """The real loader, plus trt-tui's patches once the module has run, if an app listens."""
 
@@ -50,7 +61,7 @@ class _PatchingLoader:
 
     def exec_module(self, module) -> None:
         self._loader.exec_module(module)
-        if not os.path.exists(collector_socket()):
+        if not os.path.exists(collector_socket()) or _imported_by_trt_tui():
             return
         try:
             _patch(module)
