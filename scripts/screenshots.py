@@ -5,7 +5,9 @@
 Writes screenshots/building.svg (the DenseNet-shaped sample mid-build, with ResNet-50 done beside
 it) and screenshots/cancelled.svg (the same build after `c`), plus screenshots/light.svg in the light
 theme, screenshots/zoomed.svg (the phase tree zoomed with `z`) and screenshots/history.svg (`h`:
-MNIST's past builds, one marked to compare). The builds are real, so times differ from run to run.
+MNIST's past builds, one marked to compare) and screenshots/collected.svg (the builds of two other
+programs, seen by the collector; `--only collected` takes that one alone). The builds are real, so
+times differ from run to run.
 
     python scripts/screenshots.py --gpu screenshots/gpu-h100.svg
 
@@ -16,6 +18,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +93,40 @@ async def shoot_history(models: Path, out: Path) -> None:
     print(out)
 
 
-async def main(gpu: Path | None) -> None:
+async def shoot_collected(models: Path, out: Path) -> None:
+    """The app with the builds of two other programs: `train.py` (DenseNet, through `trt_tui.observe`),
+    still building, and `export.py` (ResNet-50, plain TensorRT-RTX under `trt-tui run --headless`), done."""
+    runtime = models / "runtime"  # a collector socket of its own: not the user's running app
+    runtime.mkdir(mode=0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    programs = ROOT / "tests" / "programs"
+    shutil.copy(programs / "collected_api.py", models / "train.py")
+    shutil.copy(programs / "plain_build.py", models / "export.py")
+    app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(executor="thread")))
+    procs = []
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.collector is not None and app.collector.listening, 10)
+        procs.append(subprocess.Popen([sys.executable, "-m", "trt_tui", "run", "--headless", "--", sys.executable,
+                                       str(models / "export.py"), str(models / "resnet50.onnx"), str(models / "r.engine")],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        await until(pilot, lambda: any(v.state is State.SUCCEEDED for v in app.views.values()), 120)
+        procs.append(subprocess.Popen([sys.executable, str(models / "train.py"), str(models / "densenet.onnx"),
+                                       str(models / "d.engine")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        await until(pilot, lambda: len(app.views) == 2, 60)
+        densenet = next(v for v in app.views.values() if v.name == "train.py")
+        app.select_build(densenet.job.id)
+        app.builds.move_to(densenet.job.id)
+        await until(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 120)
+        await pilot.pause(2.0)
+        app.save_screenshot(str(out))
+        await pilot.press("q")
+        await until(pilot, lambda: app.return_code is not None, 30)
+    for proc in procs:
+        proc.wait(300)
+    print(out)
+
+
+async def main(gpu: Path | None, only: str | None = None) -> None:
     shots = ROOT / "screenshots"
     shots.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="trt-tui-shots-") as tmp:
@@ -96,6 +134,9 @@ async def main(gpu: Path | None) -> None:
         write_samples(models)
         if gpu is not None:
             await shoot(models, gpu, "trt-dark", cancel=False)
+            return
+        if only == "collected":
+            await shoot_collected(models, shots / "collected.svg")
             return
         await shoot(models, shots / "building.svg", "trt-dark", cancel=False)
         for engine in models.glob("*.engine"):
@@ -108,9 +149,12 @@ async def main(gpu: Path | None) -> None:
             engine.unlink()
         await shoot(models, shots / "zoomed.svg", "trt-dark", cancel=False, zoom=True)
         await shoot_history(models, shots / "history.svg")
+        await shoot_collected(models, shots / "collected.svg")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Regenerate screenshots/ from real builds.")
     parser.add_argument("--gpu", type=Path, metavar="FILE", help="only the building picture, into FILE (a GPU host)")
-    asyncio.run(main(parser.parse_args().gpu))
+    parser.add_argument("--only", choices=("collected",), help="only this picture")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.gpu, arguments.only))

@@ -29,6 +29,13 @@ if "TRT_TUI_CACHE" not in os.environ:
 
     os.environ["TRT_TUI_CACHE"] = tempfile.mkdtemp(prefix="trt-tui-test-cache-")
 
+# The collector's socket (every app listens on it; `trt_tui.observe` reports to it) is the test run's
+# own: no test shows its builds in the user's real app, nor in another test run's.
+if "TRT_TUI_TEST_RUNTIME" not in os.environ:
+    import tempfile
+
+    os.environ["TRT_TUI_TEST_RUNTIME"] = os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="trt-tui-test-run-")
+
 # Diagnostics bits that mean "these bytes are not an engine of this TensorRT". Without a GPU every real
 # engine is still INVALID (no device to run it on), so validity alone cannot tell engines from garbage.
 NOT_AN_ENGINE = int(trt.EngineInvalidityDiagnostics.MALFORMED_ENGINE) | int(

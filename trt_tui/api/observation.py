@@ -35,7 +35,9 @@ from typing import Any, Literal, TextIO
 
 from ..core.build import BuildSpec, Outcome
 from ..core.chained_monitor import chained, chained_monitor
+from ..core.collector.publisher import Publisher
 from ..core.events import Log, Severity, State, StateChanged
+from ..core.inject.hook import reports
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
 from .builds import forget, report_to
@@ -201,6 +203,8 @@ class Observation:
         self._scheduler.subscribe(self._collector)
         if self._renderer is not None:
             self._scheduler.subscribe(self._show)
+        if not reports(self._trt):  # else the hook in this process reports the build to trt-tui already
+            self._scheduler.subscribe(Publisher(self._scheduler, self.program))  # to a running app
         self.job = self._scheduler.submit(ApiSpec(Path(self.name), Path(""), program=self.program))
         if not self._ready.wait(READY_TIMEOUT):
             self._session.close()

@@ -113,6 +113,7 @@ class Scheduler:
         self._queue: deque[BuildJob] = deque()
         self._running: set[int] = set()
         self._undelivered: list[BuildJob] = []
+        self._followed: dict[int, int] = {}  # builds made elsewhere (`follow`): job id -> their process
         self._subscribers: list[Subscriber] = []
         self._lock = threading.RLock()
         self._wake = threading.Event()
@@ -167,18 +168,48 @@ class Scheduler:
                 return True
         repeated = job.token.cancelled
         job.token.cancel()
-        if force or repeated:
+        if (force or repeated) and job.id not in self._followed:
             self.executor.force_cancel(job)
         return True
 
     def cancel_all(self, force: bool = False) -> int:
+        """Every build of this scheduler's; not those it follows for another program (`follow`),
+        which only a cancel of that one build stops."""
         with self._lock:
-            ids = [j.id for j in self.jobs.values() if not j.final]
+            ids = [j.id for j in self.jobs.values() if not j.final and j.id not in self._followed]
         return sum(self.cancel(i, force) for i in ids)
 
     def active(self) -> list[BuildJob]:
         with self._lock:
             return [j for j in self.jobs.values() if not j.final]
+
+    def follow(self, spec: BuildSpec, relay: Callable[[BuildJob], Outcome], pid: int | None = None) -> BuildJob:
+        """A build another program makes (the collector saw it), as a job: it starts at once, outside
+        the queue, its limit, its pause and the engine cache, since the program builds it whatever this
+        scheduler does; `relay(job)` passes its events on, on the job's own thread, until it ends.
+        `pid`: the process building it (for its stacks). Its cancel is asked of the program."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("scheduler is shut down")
+            job = BuildJob(next(self._ids), spec)
+            self.jobs[job.id] = job
+            self._followed[job.id] = pid or 0
+            self._undelivered.append(job)
+            job.started = time.monotonic()
+            job.thread = threading.Thread(target=self._follow_job, args=(job, relay), name=f"trt-tui-follow-{job.id}",
+                                          daemon=True)
+            job.thread.start()
+        return job
+
+    def _follow_job(self, job: BuildJob, relay: Callable[[BuildJob], Outcome]) -> None:
+        try:
+            outcome = relay(job)
+        except Exception as exc:  # the relays never raise; this is the last line of defence
+            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
+            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+        job.outcome = outcome
+        job.finished = time.monotonic()
+        self._wake.set()
 
     # -- the queue: its pace, its limit, its order --------------------------------------------------
 
@@ -230,7 +261,10 @@ class Scheduler:
         for up to its timeout). None while no process of this host builds it (queued, over, or on
         another node)."""
         job = self.jobs.get(job_id)
-        pid = self.executor.pid_of(job) if job is not None and not job.final else None
+        pid = None
+        if job is not None and not job.final:
+            followed = job.id in self._followed
+            pid = (self._followed[job.id] or None) if followed else self.executor.pid_of(job)
         if pid is None:
             return None
         return dump_stack(pid)

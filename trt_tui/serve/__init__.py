@@ -175,6 +175,17 @@ def announced_urls(host: str, port: int, token: str | None) -> list[str]:
     return [f"http://{name}:{port}/{query}" for name in names]
 
 
+def collect_builds(scheduler):
+    """Listen for this user's builds from other programs (`core.collector`), or say in one line why not."""
+    from ..core.collector.server import Collector, NotListening
+
+    try:
+        return Collector(scheduler, note=lambda line: print(line, file=sys.stderr, flush=True)).start()
+    except NotListening as exc:
+        print(exc, file=sys.stderr, flush=True)
+        return None
+
+
 def remove_stale_socket_dirs() -> None:
     """Remove the socket directories of this user's servers that died without cleaning up (killed):
     one whose socket no longer answers. One in use, or still starting (no socket yet, or one bound
@@ -214,14 +225,20 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     urls = announced_urls(host, port, token)
     also = f" (also {', '.join(urls[1:])})" if len(urls) > 1 else ""
 
+    collectors = []
+
     def listening() -> None:
         print(f"trt-tui: serving {', '.join(paths)} on {urls[0]}{also} (Ctrl-C to stop)", flush=True)
+        # Other programs' builds, in every tab; after the first line, which is the page's address.
+        collectors.append(collect_builds(session.scheduler))
 
     builds = None
     try:  # whatever ends it (a signal, a failure to listen, an exception), the directory goes
         builds = serve_session(session, socket_path, options)
         make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening).serve()
     finally:
+        for collector in filter(None, collectors):  # its builds are other programs': left building
+            collector.close()
         session.close()  # first: the builds' last events still reach every viewer
         if builds is not None:
             builds.close()

@@ -31,6 +31,7 @@ from ..core.gpu import GpuSampler
 from ..core.job import BuildJob
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
+from . import collector_feed
 from .build_actions import BuildControls
 from .build_feed import BuildFeed
 from .build_view import PLAIN, BuildView, Palette, build_title, phase_verdict
@@ -112,6 +113,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self._notified_errors: set[tuple[str, str]] = set()
         self._session_closed = False
         self._session_lock = threading.Lock()
+        self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
         self.theme = config.theme or "trt-dark"
@@ -142,6 +144,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         else:  # no models to pick: the program's builds are the point
             screen.add_class("-observing")
             self.builds.focus()
+        self.collector = collector_feed.listen(self)
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
         self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
@@ -280,6 +283,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self.gpu_sampler.close()
         if self.watcher is not None:
             self.watcher.stop()
+        collector_feed.stop(self.collector)  # first: its builds are other programs', left building
         self.session.close()
 
     def get_system_commands(self, screen: Screen):

@@ -24,6 +24,8 @@ class AppSession:
     has_picker = True  # models to pick, filter and build (a run's builds are its program's)
     can_watch = True  # a served tab does not: one watcher per tab would start each rebuild once per tab
     owns_builds = True  # quitting stops the builds (a served tab leaves the server's running)
+    collects = True  # other programs' builds join (`collector_feed`): not a served tab's (the server
+    # collects) nor `trt-tui run`'s app (it shows one program, and forwards its builds to the app that listens)
     served = False  # a browser tab of `trt-tui serve`: replaces no file of the server's, rings no bell
 
     def __init__(self, session: Session) -> None:
@@ -34,8 +36,11 @@ class AppSession:
         return self.session.scheduler
 
     def why_no_rebuild(self, job) -> str | None:
-        """Why `r` cannot build the selected build's model again, or None where it can."""
-        return None
+        """Why `r` cannot build the selected build's model again, or None where it can: another
+        program's build (`collector_feed`) is that program's to make again."""
+        from .collector_feed import why_no_rebuild
+
+        return why_no_rebuild(job)
 
     def start(self, app) -> None:
         """Once the main screen is up and the first frame drawn."""
@@ -75,6 +80,7 @@ class AttachedViewer(AppSession):
 
     can_watch = False
     owns_builds = False
+    collects = False
     served = True
 
     @classmethod
@@ -100,6 +106,7 @@ class ObservedProgram(AppSession):
     """`trt-tui run -- CMD`: the program's builds, which trt-tui may cancel but not make again."""
 
     has_picker = False
+    collects = False
 
     def __init__(self, run) -> None:
         super().__init__(run.session)

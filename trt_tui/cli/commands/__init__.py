@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import app, build, bundle, history, run, samples, serve, watch
+from . import app, build, bundle, history, hook, run, samples, serve, watch
 
 
 class Command(NamedTuple):
@@ -29,6 +29,7 @@ COMMANDS: dict[str, Command] = {
     "run": _command(run),
     "samples": _command(samples),
     "serve": _command(serve),
+    "hook": _command(hook),
 }
 SUBCOMMANDS = tuple(COMMANDS)
 APP = _command(app)  # what runs without a subcommand

@@ -68,12 +68,14 @@ def run(args) -> int:
 
 
 def run_app(argv: list[str], args) -> int:
+    from ...core.collector.publisher import run_publisher
     from ...core.inject.observer import ProgramRun
     from ...ui.app import AppConfig, make_app
     from ...ui.modes import ObservedProgram
 
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose, trace=args.trace, vitals=args.vitals,
                      history=args.history)
+    run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     app = make_app(AppConfig(keys=args.keys), ObservedProgram(run))
     if args.theme:
         app.theme = args.theme
@@ -107,6 +109,7 @@ def _ask_to_quit(app) -> None:
 
 def run_headless(argv: list[str], args) -> int:
     from ...core import protocol
+    from ...core.collector.publisher import run_publisher
     from ...core.events import State
     from ...core.inject.observer import ProgramRun
     from ...core.inject.relays import ObservedSpec
@@ -141,6 +144,7 @@ def run_headless(argv: list[str], args) -> int:
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
                      output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
+    run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before
     run.scheduler.subscribe(

@@ -50,6 +50,13 @@ def patch(trt: ModuleType) -> None:
         _patched[builder] = _Patches(module)
 
 
+def reports(trt: ModuleType) -> bool:
+    """Whether this process's builds with `trt` already report to trt-tui (patched here: by `trt-tui
+    run`, or by the environment's hook while an app listened)."""
+    module = sys.modules.get(trt.__name__, trt)
+    return getattr(module, "Builder", None) in _patched
+
+
 class _Build:
     """One build in flight: its monitor state and what to undo when it ends."""
 

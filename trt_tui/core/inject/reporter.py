@@ -28,9 +28,13 @@ BATCH_INTERVAL = 0.02
 
 
 class Reporter:
-    def __init__(self, address: str, key: bytes) -> None:
+    def __init__(self, address: str, key: bytes, hello: tuple = (), connect=None) -> None:
+        """`hello`: more for the hello (the collector's: who the program is; see `collector.server`).
+        `connect(address, key)`: the authenticated connection (default: multiprocessing's `Client`)."""
         self.address = address
         self.key = key
+        self.hello = hello
+        self.connect = connect or (lambda address, key: Client(address, family="AF_UNIX", authkey=key))
         self.lock = threading.Lock()  # one sender at a time on the connection
         self.conn = None
         self.broken = False
@@ -43,8 +47,8 @@ class Reporter:
         if self.conn is not None or self.broken:
             return not self.broken
         try:
-            self.conn = Client(self.address, family="AF_UNIX", authkey=self.key)
-            self.conn.send(("hello", os.getpid()))
+            self.conn = self.connect(self.address, self.key)
+            self.conn.send(("hello", os.getpid(), *self.hello))
         except Exception:
             self.broken = True
             return False
@@ -52,14 +56,15 @@ class Reporter:
         threading.Thread(target=self._ship, name="trt-tui-run-sender", daemon=True).start()
         return True
 
-    def start_build(self, name: str | None, backend: str, version: str | None, t0: float):
-        """Announce a build; returns (local id, sink, cancel flag), or None when nobody listens."""
+    def start_build(self, name: str | None, backend: str, version: str | None, t0: float, token=None):
+        """Announce a build; returns (local id, sink, cancel flag), or None when nobody listens.
+        `token`: the cancel flag to set (anything with `set()`), else a new `threading.Event`."""
         with self.lock:
             if not self._connect():
                 return None
             local = next(self.ids)
             buffer = self.buffers[local] = EventBuffer()
-            token = self.tokens[local] = threading.Event()
+            token = self.tokens[local] = token or threading.Event()
             if not self._send(("build", local, name, backend, t0, version)):
                 return None
         wake = self.wake
@@ -117,6 +122,7 @@ class Reporter:
 
 _reporter: Reporter | None = None
 _reporter_lock = threading.Lock()
+fallback = None  # where no `trt-tui run` set one: () -> Reporter | None (the collector's; `env_hook`)
 
 
 def reporter() -> Reporter | None:
@@ -124,8 +130,8 @@ def reporter() -> Reporter | None:
     with _reporter_lock:
         if _reporter is None:
             address = os.environ.get(ENV_ADDRESS)
-            if not address:
-                return None
+            if not address:  # asked again at each build: an app may start, or come back, meanwhile
+                return fallback() if fallback is not None else None
             try:
                 key = bytes.fromhex(os.environ.get(ENV_KEY, ""))
             except ValueError:

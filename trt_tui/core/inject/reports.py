@@ -27,13 +27,15 @@ PYTHON_MARK = "python"  # a file a Python process of the program creates in the 
 
 
 class ReportServer:
-    def __init__(self, serve: Callable[[object], None]) -> None:
-        """`serve(conn)`: reads one authenticated connection until it ends (on its own thread)."""
+    def __init__(self, serve: Callable[[object], None], listener: Listener | None = None,
+                 key: bytes | None = None) -> None:
+        """`serve(conn)`: reads one authenticated connection until it ends (on its own thread).
+        `listener` and `key`: a socket made elsewhere (the collector's), else one in a new directory."""
         self.serve = serve
-        self.directory = tempfile.mkdtemp(prefix="trt-tui-run-")
-        self.address = os.path.join(self.directory, "socket")
-        self.key = secrets.token_bytes(16)
-        self._listener: Listener | None = Listener(self.address, family="AF_UNIX")
+        self.directory = None if listener is not None else tempfile.mkdtemp(prefix="trt-tui-run-")
+        self.address = listener.address if listener is not None else os.path.join(self.directory, "socket")
+        self.key = key or secrets.token_bytes(16)
+        self._listener: Listener | None = listener or Listener(self.address, family="AF_UNIX")
         self._closing = False
         self._lock = threading.Lock()
         self.readers: list[threading.Thread] = []  # one per authenticated connection
@@ -42,7 +44,7 @@ class ReportServer:
     @property
     def python_seen(self) -> bool:
         """Whether a Python process of the program started (and could report)."""
-        return os.path.exists(os.path.join(self.directory, PYTHON_MARK))
+        return self.directory is not None and os.path.exists(os.path.join(self.directory, PYTHON_MARK))
 
     def _accept(self) -> None:
         while not self._closing:
@@ -58,7 +60,14 @@ class ReportServer:
                 return
             threading.Thread(target=self._handshake, args=(conn,), name="trt-tui-run-conn", daemon=True).start()
 
+    def admit(self, conn) -> bool:
+        """Whether to talk to this peer at all, before the challenge (the collector checks its user)."""
+        return True
+
     def _handshake(self, conn) -> None:
+        if not self.admit(conn):
+            conn.close()
+            return
         # A recv blocked on a silent peer wakes when the socket is shut down (a close would not wake it).
         sock = socket.socket(fileno=os.dup(conn.fileno()))
         timer = threading.Timer(HANDSHAKE_TIMEOUT, _shut, args=(sock,))
@@ -97,7 +106,8 @@ class ReportServer:
         except Exception:
             pass
         listener.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _shut(sock: socket.socket) -> None:
