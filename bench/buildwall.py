@@ -9,8 +9,6 @@ What a user waits for at the shell: process start to exit. Configurations, each 
 - `process`: `python -m trt_tui build MODEL -o ENGINE --force` (the default executor: a child
   process per build; since this change a warm, pre-imported spare);
 - `thread`: the same with `--executor thread`;
-- with `--noarena`, `process_noarena`: `process` with `MALLOC_ARENA_MAX=0` in the environment, which
-  trt-tui leaves alone, so its build child keeps glibc's per-thread arenas (issue #13, round 5);
 - with `--before DIR` (a checkout of older trt-tui code, e.g. `git archive BASE | tar -x -C DIR`),
   `process_before` and `thread_before` run that code instead, side by side in the same rounds.
 
@@ -124,14 +122,11 @@ def _env(work: Workdir, code: Path) -> dict:
                 TRT_TUI_HISTORY=str(work.root / "buildwall-history.db"))
 
 
-def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None = None, log=print,
-        noarena: bool = False) -> dict:
+def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None = None, log=print) -> dict:
     model = model or default_model(work)
     out_dir = work.root / "buildwall"
     out_dir.mkdir(exist_ok=True)
     configs = ["bare", "process", "thread"]
-    if noarena:
-        configs.append("process_noarena")
     if before is not None:
         configs += ["process_before", "thread_before"]
     times: dict[str, list[float]] = {c: [] for c in configs}
@@ -146,10 +141,7 @@ def run(work: Workdir, reps: int, model: Path | None = None, before: Path | None
         argv = [sys.executable, "-m", "trt_tui", "build", str(model), "-o", str(output), "--force"]
         if executor:
             argv += ["--executor", executor]
-        env = _env(work, code)
-        if config.endswith("_noarena"):
-            env["MALLOC_ARENA_MAX"] = "0"
-        return argv, env
+        return argv, _env(work, code)
 
     for code in {REPO, before} - {None}:
         compileall.compile_dir(str(code / "trt_tui"), quiet=1)
@@ -248,7 +240,7 @@ def parent_cpu(work: Workdir, reps: int, model: Path, before: Path | None = None
     return out
 
 
-if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT.json] [--model ONNX] [--noarena]
+if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT.json] [--model ONNX]
     import argparse
     import tempfile
 
@@ -257,13 +249,12 @@ if __name__ == "__main__":  # python bench/buildwall.py [REPS] [BEFORE_DIR] [OUT
     parser.add_argument("before", type=Path, nargs="?", help="an older tree (git archive REV | tar -x -C DIR)")
     parser.add_argument("out", type=Path, nargs="?", help="write the result as JSON")
     parser.add_argument("--model", type=Path, help="default: light_inception_v2 from the onnx package")
-    parser.add_argument("--noarena", action="store_true", help="also the process executor with MALLOC_ARENA_MAX=0")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
     w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
     try:
         w.prepare()
-        result = run(w, args.reps, model=args.model, before=args.before, noarena=args.noarena)
+        result = run(w, args.reps, model=args.model, before=args.before)
     finally:
         w.cleanup()
     if args.out:

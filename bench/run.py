@@ -36,7 +36,6 @@ ALL = ("overhead", "throughput", "cancel", "watch", "concurrency", "startup", "e
 PARAMS = {
     # name: (full, quick)
     "overhead_reps": (7, 2),
-    "arena_reps": (4, 0),
     "densenet_reps": (2, 0),
     "throughput_duration": (2.0, 1.0),
     "throughput_reps": (3, 1),
@@ -107,14 +106,6 @@ def targets(results: dict) -> list[dict]:
                     add("1 overhead", f"{model}: {config} / none (median)", f"{r:.3f} ({entry[config]['median'] * 1e3:.0f} ms"
                         f" vs {entry['none']['median'] * 1e3:.0f} ms)", "≤ 1.02",
                         r <= 1.02 if config != "minimal" else None)
-    ar = results.get("overhead_arena1")
-    if ar:
-        for model, entry in ar["models"].items():
-            for config in ("core", "session_tty", "app"):
-                if config in entry:
-                    r = entry[config]["ratio_to_none"]
-                    add("1 overhead", f"{model}: {config} / none with MALLOC_ARENA_MAX=1 (diagnostic)",
-                        f"{r:.3f}", "≤ 1.02", None)
     tp = results.get("throughput")
     if tp:
         for row in tp["table"]:
@@ -241,8 +232,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead-reps", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--before", help="an older checkout of trt-tui (git archive REV | tar -x -C DIR): startup,"
                         " buildwall and appcpu run it side by side with this one")
-    parser.add_argument("--no-arena-diagnostic", action="store_true",
-                        help="skip re-running benchmark 1 under MALLOC_ARENA_MAX=1")
     args = parser.parse_args(argv)
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     unknown = set(only) - set(ALL)
@@ -283,8 +272,6 @@ def main(argv: list[str] | None = None) -> int:
                     log("  DenseNet (~15 s a build), no warm-up:")
                     results["overhead_densenet"] = overhead.run(work, p["densenet_reps"], ["densenet"], log=log,
                                                                 configs=DENSENET_CONFIGS, warmup=False)
-                if p["arena_reps"] and not args.no_arena_diagnostic and not args.overhead_configs:
-                    results["overhead_arena1"] = arena_diagnostic(work, p["arena_reps"], log)
             elif name == "throughput":
                 import throughput
 
@@ -334,25 +321,6 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).write_text(json.dumps(results, indent=1, default=str) + "\n")
         print(f"wrote {args.out}")
     return 0
-
-
-def arena_diagnostic(work, reps: int, log) -> dict | None:
-    """Benchmark 1 again (none, core, app) in a child Python started with MALLOC_ARENA_MAX=1: if the
-    in-process configurations' overhead disappears, it is glibc's per-thread malloc arenas (a build on
-    a thread other than the main one re-faults its memory), not the observer."""
-    out = Path(work.root) / "arena1.json"
-    env = dict(os.environ, MALLOC_ARENA_MAX="1")
-    log("  diagnostic: none/core/app again under MALLOC_ARENA_MAX=1 (in a child process)")
-    proc = subprocess.run([sys.executable, str(HERE / "run.py"), "--only", "overhead", "--overhead-configs",
-                           "none,core,session_tty,app", "--overhead-reps", str(reps), "--out", str(out), "--workdir",
-                           str(work.root)], env=env, capture_output=True, text=True, timeout=600)
-    for line in proc.stdout.splitlines():
-        if line.startswith("  round"):
-            log("  " + line.strip())
-    if proc.returncode != 0 or not out.exists():
-        log(f"  diagnostic failed: {proc.stderr[-1000:]}")
-        return None
-    return json.loads(out.read_text())["overhead"]
 
 
 if __name__ == "__main__":

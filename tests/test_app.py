@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ReplayExecutor, load_trace, pilot_wait
 
 from trt_tui.core.events import Severity, State
 from trt_tui.core.gpu import GpuSampler
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
@@ -48,16 +48,6 @@ def build_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("trt-tui") and t.is_alive()]
 
 
-async def wait_for(pilot, condition, timeout: float, step: float = 0.05) -> float:
-    """Pause the pilot until `condition()` holds; returns the seconds it took (fails on timeout)."""
-    start = time.monotonic()
-    while not condition():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await pilot.pause(step)
-    return time.monotonic() - start
-
-
 SESSION_FIELDS = frozenset(field.name for field in dataclasses.fields(SessionSettings))
 
 
@@ -76,7 +66,7 @@ async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
     for char in text:
         await pilot.press(char)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: app.focused is app.picker, 2)
+    await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
 
 
 async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
@@ -88,7 +78,7 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         await filter_to(pilot, app, "mnist")
         assert app.picker.visible_paths() == [str(models / "mnist.onnx")]
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 60)
         view = app.views[1]
         assert view.state is State.SUCCEEDED, view.error
         labels = "\n".join(app.phase_view.labels())
@@ -100,7 +90,7 @@ async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
         assert "tensorrt-rtx 1." in str(app.phase_view.title), "the title names the backend in full"
         assert (models / "mnist.engine").stat().st_size > 100_000
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 
@@ -114,10 +104,10 @@ async def test_a_build_asked_for_at_once_finds_its_build_process_started(models)
     assert len(started) == 1, "no build process was started with the app"
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # densenet, highlighted first: long enough to see its process
-        await wait_for(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING, 30)
+        await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING, 30)
         assert app.scheduler.executor.pid_of(app.views[1].job) == started[0]
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 30)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 30)
 
 
 async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
@@ -127,11 +117,11 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
     app = make(models, executor="process")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # densenet is highlighted first
-        await wait_for(pilot, lambda: app.views[1].state is State.BUILDING, 30)
-        await wait_for(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 30)
+        await pilot_wait(pilot, lambda: app.views[1].state is State.BUILDING, 30)
+        await pilot_wait(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 30)
         await pilot.pause(0.5)
         await pilot.press("c")
-        took = await wait_for(pilot, lambda: app.views[1].state.final, 5, step=0.02)
+        took = await pilot_wait(pilot, lambda: app.views[1].state.final, 5, step=0.02)
         view = app.views[1]
         assert view.state is State.CANCELLED
         assert took < 4.0, f"cancel took {took:.2f}s: it waited for TensorRT"
@@ -141,7 +131,7 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert any("Determining refit engines" in line for line in stopped), "\n".join(app.phase_view.labels())
         assert leftovers(models) == []
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 
@@ -152,15 +142,15 @@ async def test_a_late_highlight_of_an_older_row_does_not_take_the_selection_back
     async with app.run_test(size=SIZE) as pilot:
         app.submit(str(models / "mnist.onnx"))
         app.submit(str(models / "resnet50.onnx"))  # another engine: one build per engine at a time
-        await wait_for(pilot, lambda: len(app.views) == 2, 5)
+        await pilot_wait(pilot, lambda: len(app.views) == 2, 5)
         assert app.selected == 2 and app.builds.cursor_row == 1
         app.builds.post_message(BuildList.Highlighted(app.builds, job=1, row=0))
         await pilot.pause(0.2)
         assert app.selected == 2 and app.phase_view.job == 2
         app.builds.focus()
         await pilot.press("up")  # the user's own move still selects
-        await wait_for(pilot, lambda: app.selected == 1 and app.phase_view.job == 1, 2)
-        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 60)
+        await pilot_wait(pilot, lambda: app.selected == 1 and app.phase_view.job == 1, 2)
+        await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), 60)
         await pilot.press("q")
 
 
@@ -170,13 +160,13 @@ async def test_two_builds_at_once_cancel_one_the_other_finishes(models):
         await pilot.press("enter")  # densenet
         await filter_to(pilot, app, "resnet")
         await pilot.press("enter")  # resnet50
-        await wait_for(pilot, lambda: len(app.views) == 2, 5)
-        await wait_for(pilot, lambda: app.views[1].state is State.BUILDING, 30)
+        await pilot_wait(pilot, lambda: len(app.views) == 2, 5)
+        await pilot_wait(pilot, lambda: app.views[1].state is State.BUILDING, 30)
         app.builds.focus()
         app.builds.move_cursor(row=0)
-        await wait_for(pilot, lambda: app.selected == 1, 2)
+        await pilot_wait(pilot, lambda: app.selected == 1, 2)
         await pilot.press("c", "c")
-        await wait_for(pilot, lambda: app.views[1].state.final and app.views[2].state.final, 60)
+        await pilot_wait(pilot, lambda: app.views[1].state.final and app.views[2].state.final, 60)
         assert app.views[1].state is State.CANCELLED
         assert app.views[2].state is State.SUCCEEDED, app.views[2].error
         assert (models / "resnet50.engine").exists() and not (models / "densenet.engine").exists()
@@ -187,10 +177,10 @@ async def test_quit_with_builds_running_stops_them_and_leaves_nothing(models):
     app = make(models, executor="process", jobs=2)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a")
-        await wait_for(pilot, lambda: any(v.state is State.BUILDING for v in app.views.values()), 30)
+        await pilot_wait(pilot, lambda: any(v.state is State.BUILDING for v in app.views.values()), 30)
         started = time.monotonic()
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
         quit_took = time.monotonic() - started
     assert app.return_code == 0
     assert quit_took < 5, f"quit took {quit_took:.1f}s"
@@ -218,9 +208,9 @@ async def test_quit_exits_saying_why_when_stopping_the_builds_fails(models, caps
     async with app.run_test(size=SIZE) as pilot:
         await filter_to(pilot, app, "resnet50")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state is State.BUILDING, 30)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state is State.BUILDING, 30)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
     assert failures == [True]
     assert app.return_code == 1
     said = " ".join(capsys.readouterr().err.split())  # printed once the screen is given back
@@ -234,7 +224,7 @@ async def test_log_level_key_cycles_the_minimum_severity(models):
     async with app.run_test(size=SIZE) as pilot:
         await filter_to(pilot, app, "mnist")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 60)
         assert app.log_pane.min_severity is Severity.INFO
         info_lines = len(app.log_pane.shown)
         assert info_lines > 5 and any(e.severity is Severity.INFO for e in app.log_pane.shown)
@@ -265,9 +255,9 @@ async def test_gpu_panel_says_plainly_when_there_is_no_gpu(models):
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(GpuPanel)
-        await wait_for(pilot, lambda: "No NVIDIA GPU" in str(panel.query_one("#gpu-message").render()), 5)
+        await pilot_wait(pilot, lambda: "No NVIDIA GPU" in str(panel.query_one("#gpu-message").render()), 5)
         await pilot.press("enter")  # the rest of the app still works
-        await wait_for(pilot, lambda: app.views and app.views[1].state is not State.QUEUED, 10)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state is not State.QUEUED, 10)
         await pilot.press("q")
 
 
@@ -279,7 +269,7 @@ async def test_themes_load_and_switch_and_recolour_the_states(models):
         assert app.theme == "trt-light" and not app.current_theme.dark
         await filter_to(pilot, app, "mnist")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 20)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 20)
         light = app.get_css_variables()["state-succeeded"].upper()
         assert light in str(app.builds.get_cell("1", "State").style).upper()
         app.theme = "trt-dark"
@@ -327,19 +317,19 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
     app = make(models, executor_obj=replay_executor(hold_at=40), jobs=2)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a")
-        await wait_for(pilot, lambda: len(app.views) == 3, 5)
+        await pilot_wait(pilot, lambda: len(app.views) == 3, 5)
         await pilot.press("C")
-        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
+        await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
         assert {v.state for v in app.views.values()} == {State.CANCELLED}
         await pilot.press("r")
-        await wait_for(pilot, lambda: len(app.views) == 4, 5)
+        await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
         assert app.views[4].job.spec.model == app.views[3].job.spec.model
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), 2)
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, HelpScreen), 2)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
 
 
@@ -363,12 +353,12 @@ async def test_key_bar_lists_the_commands_and_a_click_presses_the_key(models):
             assert await pilot.click(KeyBar, offset=(x + 1, 0))
 
         await click("Build all")
-        await wait_for(pilot, lambda: len(app.views) == 3, 5)
+        await pilot_wait(pilot, lambda: len(app.views) == 3, 5)
         await click("Help")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         await pilot.press("escape")
         await pilot.press("C")
-        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
+        await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
         await pilot.press("q")
 
 
@@ -398,7 +388,7 @@ async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
 
     async with app.run_test(size=SIZE, message_hook=count) as pilot:
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 20)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 20)
         phase = next(iter(app.views[1].tree.phases.values()))
         assert phase.steps_done == 50_000
         assert sum(batches) < 2_000, f"{sum(batches)} events reached the UI for 50k steps"
@@ -421,7 +411,7 @@ def held_replay_app(models: Path) -> TrtTuiApp:
 async def start_held_build(pilot, app: TrtTuiApp) -> None:
     await filter_to(pilot, app, "resnet")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
+    await pilot_wait(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
 
 
 @pytest.mark.parametrize(("size", "theme"), [(SIZE, "trt-dark"), ((80, 24), "trt-dark"), (SIZE, "trt-light")],
@@ -450,11 +440,11 @@ async def test_phase_tree_keys_move_the_cursor_and_fold_a_phase(models):
         shown = tree.shown_lines()
         assert shown[0].startswith("#1 resnet50.onnx building") and "▼ ▸ Building engine" in shown[1]
         await pilot.press("down", "space")  # "Building engine": every other phase is under it
-        await wait_for(pilot, lambda: len(tree.shown_lines()) == 2, 2)
+        await pilot_wait(pilot, lambda: len(tree.shown_lines()) == 2, 2)
         assert "▶ ▸ Building engine" in tree.shown_lines()[1]
         await pilot.press("enter")
         # every phase is shown again (the replay may have added some meanwhile)
-        await wait_for(pilot, lambda: len(tree.shown_lines()) == len(tree.labels()) + 1 > len(shown) - 1, 2)
+        await pilot_wait(pilot, lambda: len(tree.shown_lines()) == len(tree.labels()) + 1 > len(shown) - 1, 2)
         assert "▼ ▸ Building engine" in tree.shown_lines()[1]
         await pilot.press("end", "space")  # a leaf: nothing to fold
         await pilot.pause(0.1)
@@ -469,7 +459,7 @@ def test_snapshot_after_cancel(snap_compare, models):
     async def run_before(pilot):
         await start_held_build(pilot, app)
         await pilot.press("c")
-        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        await pilot_wait(pilot, lambda: app.views[1].state.final, 10)
         app.clear_notifications()
         await pilot.pause(0.3)
 
@@ -504,7 +494,7 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
     async with app.run_test(size=SIZE) as pilot:
         await filter_to(pilot, app, "dense")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state is State.BUILDING
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state is State.BUILDING
                        and len(app.views[1].vitals) >= 2 and app.views[1].tree.deepest_active() is not None, 120)
         view = app.views[1]
         spark = app.query_one("#cpu-spark")
@@ -513,22 +503,22 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         os.kill(pid, signal.SIGSTOP)
         try:
             # The left-hand panes catch up on the slow tick (1 s).
-            await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 3)
+            await pilot_wait(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "stopped", 3)
             # a tick relabels the running phase
-            await wait_for(pilot, lambda: any("stopped CPU" in line for line in app.phase_view.labels()), 3)
+            await pilot_wait(pilot, lambda: any("stopped CPU" in line for line in app.phase_view.labels()), 3)
         finally:
             os.kill(pid, signal.SIGCONT)
-        await wait_for(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "working", 3)
-        await wait_for(pilot, lambda: len(spark.data) > before, 3)
+        await pilot_wait(pilot, lambda: str(app.builds.get_cell("1", "Vitals")) == "working", 3)
+        await pilot_wait(pilot, lambda: len(spark.data) > before, 3)
         await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, StackScreen), 30)
         assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text
         await pilot.press("y")  # copies all of it, to paste into a bug report
         assert app.clipboard == app.screen.text
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
         await pilot.press("c", "c")  # forced: no need to wait for the rest of the build
-        await wait_for(pilot, lambda: view.state.final, 30)
+        await pilot_wait(pilot, lambda: view.state.final, 30)
         assert view.state is State.CANCELLED
         assert str(app.builds.get_cell("1", "Peak")).endswith("MiB")
         assert str(app.builds.get_cell("1", "Vitals")) == "-", "a finished build is neither working nor stalled"
@@ -552,9 +542,9 @@ async def test_host_panel_warns_when_free_memory_falls_below_a_tenth(models):
     app.host_reader = host
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one("#host")
-        await wait_for(pilot, lambda: "below a tenth" in str(panel.render()), 5)
+        await pilot_wait(pilot, lambda: "below a tenth" in str(panel.render()), 5)
         # The warning is a message of its own: it is listed once the app has handled it.
-        await wait_for(pilot, lambda: any(n.title == "Low memory" for n in app._notifications), 2)
+        await pilot_wait(pilot, lambda: any(n.title == "Low memory" for n in app._notifications), 2)
         assert "500.0 MiB" in str(panel.render())
         await pilot.press("q")
 
@@ -571,7 +561,7 @@ async def test_choosing_verbose_shows_verbose_lines_of_the_builds_that_start_aft
         notes = [n.message for n in app._notifications]
         assert any("builds that start from now" in note for note in notes), notes
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 60)
         view = app.views[1]
         assert view.state is State.SUCCEEDED, view.error
         verbose = [e for e in view.logs if e.severity is Severity.VERBOSE]

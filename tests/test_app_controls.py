@@ -4,14 +4,13 @@ or running while the test acts)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
+from helpers import ReplayExecutor, load_trace, pilot_wait
 from textual.widgets import DataTable, Sparkline, Static
 
 from trt_tui.cli import main
 from trt_tui.core.events import State
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
@@ -21,13 +20,6 @@ from trt_tui.ui.widgets.diff_panel import DiffPanel
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
 SIZE = (160, 48)
-
-
-async def wait_until(pilot, condition, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 def mnist_in(directory: Path, names=("mnist",)) -> Path:
@@ -63,15 +55,15 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
     app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # other options than the build before: it builds
-        await wait_until(pilot, all_final(app, 1))
+        await pilot_wait(pilot, all_final(app, 1))
         await pilot.press("f")
-        await wait_until(pilot, all_final(app, 2))
-        await wait_until(pilot, lambda: len(app.session.recorder.recorded) == 2)
+        await pilot_wait(pilot, all_final(app, 2))
+        await pilot_wait(pilot, lambda: len(app.session.recorder.recorded) == 2)
         await pilot.press("h")
-        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HistoryScreen))
         screen = app.screen
         table = screen.query_one(DataTable)
-        await wait_until(pilot, lambda: table.row_count == 3)
+        await pilot_wait(pilot, lambda: table.row_count == 3)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert [r[1] for r in rows] == ["#2", "#1", "earlier run"], rows
         assert [r[3] for r in rows] == ["succeeded"] * 3
@@ -81,13 +73,13 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
         assert len(screen.query_one(Sparkline).data) == 3
         await pilot.press("down", "space")  # #1 marked; the cursor moves on to the earlier run's
         await pilot.press("up", "up", "d")  # marked #1 against the highlighted #2
-        await wait_until(pilot, lambda: isinstance(app.screen, DiffPanel))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         diff_title = app.screen.lines[0]
         assert diff_title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in diff_title, diff_title
         await pilot.press("escape")
-        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot_wait(pilot, lambda: app.screen is screen)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: not isinstance(app.screen, HistoryScreen))
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, HistoryScreen))
         await pilot.press("q")
 
 
@@ -96,20 +88,20 @@ async def test_builds_list_sorts_hides_skipped_and_clears_finished(tmp_path) -> 
     app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, all_final(app, 1))
+        await pilot_wait(pilot, all_final(app, 1))
         await pilot.press("enter")  # the engine is current: skipped
-        await wait_until(pilot, all_final(app, 2))
+        await pilot_wait(pilot, all_final(app, 2))
         await pilot.press("f")
-        await wait_until(pilot, all_final(app, 3))
+        await pilot_wait(pilot, all_final(app, 3))
         builds = app.builds
         assert [app.views[j].state for j in builds._order] == [State.SUCCEEDED, State.SKIPPED, State.SUCCEEDED]
         await pilot.press("H")
-        await wait_until(pilot, lambda: builds._order == [1, 3])
+        await pilot_wait(pilot, lambda: builds._order == [1, 3])
         assert "skipped hidden" in title(app)
         await pilot.press("H")
-        await wait_until(pilot, lambda: builds._order == [1, 2, 3])
+        await pilot_wait(pilot, lambda: builds._order == [1, 2, 3])
         await pilot.press("o", "o")  # by Model, then by State: the skipped build after the succeeded
-        await wait_until(pilot, lambda: builds.sort_column == "State")
+        await pilot_wait(pilot, lambda: builds.sort_column == "State")
         assert builds._order == [1, 3, 2] and "by State ↑" in title(app)
         await pilot.press("O")
         assert builds._order == [2, 3, 1] and "by State ↓" in title(app)
@@ -119,10 +111,10 @@ async def test_builds_list_sorts_hides_skipped_and_clears_finished(tmp_path) -> 
         assert elapsed == sorted(elapsed, reverse=True) and len(set(elapsed)) > 1, elapsed
         builds.focus()
         await pilot.press("x")
-        await wait_until(pilot, lambda: builds.row_count == 0)
+        await pilot_wait(pilot, lambda: builds.row_count == 0)
         await pilot.press("f")  # a new build after clearing is listed and selected
-        await wait_until(pilot, lambda: builds.row_count == 1 and app.selected == 4)
-        await wait_until(pilot, all_final(app, 4))
+        await pilot_wait(pilot, lambda: builds.row_count == 1 and app.selected == 4)
+        await pilot_wait(pilot, all_final(app, 4))
         await pilot.press("q")
 
 
@@ -132,22 +124,22 @@ async def test_action_menu_offers_the_builds_actions_and_copies_the_engine_path(
     app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, all_final(app, 1))
+        await pilot_wait(pilot, all_final(app, 1))
         app.builds.focus()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ActionMenu))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, ActionMenu))
         labels = app.screen.labels
         assert labels == ["Cancel", "Rebuild", "Diff with the previous build", "Copy the engine's path", "Stacks"] \
             or "Save the log" in labels, labels
         assert len(app.views) == 1, "Enter in the builds list builds nothing"
         await pilot.press("down", "down", "down", "enter")
-        await wait_until(pilot, lambda: app.clipboard == str(models / "mnist.engine"))
+        await pilot_wait(pilot, lambda: app.clipboard == str(models / "mnist.engine"))
         assert not isinstance(app.screen, ActionMenu)
         app.picker.focus()
         await pilot.press("m")
-        await wait_until(pilot, lambda: isinstance(app.screen, ActionMenu))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, ActionMenu))
         await pilot.press("down", "enter")  # Rebuild: the engine is current, so it is skipped
-        await wait_until(pilot, all_final(app, 2))
+        await pilot_wait(pilot, all_final(app, 2))
         assert app.views[2].state is State.SKIPPED
         await pilot.press("q")
 
@@ -167,29 +159,29 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await pilot.press("P")
         assert app.scheduler.paused and "queue paused" in title(app)
         await pilot.press("a")
-        await wait_until(pilot, lambda: len(app.views) == 3)
+        await pilot_wait(pilot, lambda: len(app.views) == 3)
         await pilot.pause(0.3)
         assert all(v.state is State.QUEUED for v in app.views.values())
         assert "build all: 0/3 done" in title(app) and "ETA" not in title(app), "paused: no ETA"
         app.builds.focus()
         app.builds.move_to(3)
-        await wait_until(pilot, lambda: app.selected == 3)
+        await pilot_wait(pilot, lambda: app.selected == 3)
         await pilot.press("left_square_bracket")
         assert [j.id for j in app.scheduler.queued()] == [1, 3, 2]
         await pilot.press("P")
-        await wait_until(pilot, lambda: app.views[1].state is State.BUILDING)
+        await pilot_wait(pilot, lambda: app.views[1].state is State.BUILDING)
         await pilot.press("left_square_bracket")  # #3 is now the first queued
         assert [j.id for j in app.scheduler.queued()] == [3, 2]
         await pilot.press("plus")
-        await wait_until(pilot, lambda: app.views[3].state is State.BUILDING)
+        await pilot_wait(pilot, lambda: app.views[3].state is State.BUILDING)
         assert app.views[2].state is State.QUEUED and app.scheduler.max_jobs == 2
-        await wait_until(pilot, lambda: " ETA " in title(app), 5)
+        await pilot_wait(pilot, lambda: " ETA " in title(app), 5)
         assert "2 at once" in title(app) and "queue paused" not in title(app)
         await pilot.press("minus")
         assert app.scheduler.max_jobs == 1
         await pilot.press("C")
-        await wait_until(pilot, all_final(app, 3))
-        await wait_until(pilot, lambda: "build all: 3/3 done · 100%" in title(app), 5)
+        await pilot_wait(pilot, all_final(app, 3))
+        await pilot_wait(pilot, lambda: "build all: 3/3 done · 100%" in title(app), 5)
         await pilot.press("q")
 
 

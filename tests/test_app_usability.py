@@ -12,7 +12,8 @@ from pathlib import Path
 
 import onnx
 import pytest
-from test_app import SIZE, held_replay_app, make, replay_executor, start_held_build, wait_for
+from helpers import pilot_wait
+from test_app import SIZE, held_replay_app, make, replay_executor, start_held_build
 
 from trt_tui.core.events import State
 from trt_tui.core.samples import write_samples
@@ -56,7 +57,7 @@ async def test_the_filter_prompt_takes_every_key_until_enter_or_esc(models):
         await pilot.pause(0.1)
         assert app.focused is app.picker and box.value == "" and len(app.picker.visible_paths()) == 3
         await pilot.press("slash")
-        await wait_for(pilot, lambda: app.focused is box and bool(box.region), 2)
+        await pilot_wait(pilot, lambda: app.focused is box and bool(box.region), 2)
         bar = key_bar(app)
         assert "Keep filter" in bar and "Clear filter" in bar and "Build all" not in bar, bar
         for char in "qac?/":
@@ -70,18 +71,18 @@ async def test_the_filter_prompt_takes_every_key_until_enter_or_esc(models):
         for char in "res":
             await pilot.press(char)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
         assert app.picker.visible_paths() == [str(models / "resnet50.onnx")]
         assert box.region and box.value == "res", "a kept filter stays in view"
         assert "Build all" in key_bar(app)
         await pilot.press("slash")
-        await wait_for(pilot, lambda: app.focused is box, 2)
+        await pilot_wait(pilot, lambda: app.focused is box, 2)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
         assert box.value == "" and not box.region and len(app.picker.visible_paths()) == 3
         assert not app.scheduler.jobs
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
 
 
 async def test_the_filter_matches_the_name_shown_not_the_directory(models):
@@ -89,7 +90,7 @@ async def test_the_filter_matches_the_name_shown_not_the_directory(models):
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *models.name[:12], "enter")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
         assert app.picker.visible_paths() == []
         await pilot.press("q")
 
@@ -99,9 +100,9 @@ async def test_the_pickers_last_build_shows_a_running_build(models):
     async with app.run_test(size=SIZE) as pilot:
         await start_held_build(pilot, app)
         path = str(models / "resnet50.onnx")
-        await wait_for(pilot, lambda: str(app.picker.get_cell(path, "Last build")) == "building", 5)
+        await pilot_wait(pilot, lambda: str(app.picker.get_cell(path, "Last build")) == "building", 5)
         await pilot.press("c")
-        await wait_for(pilot, lambda: str(app.picker.get_cell(path, "Last build")) == "cancelled", 10)
+        await pilot_wait(pilot, lambda: str(app.picker.get_cell(path, "Last build")) == "cancelled", 10)
         await pilot.press("q")
 
 
@@ -120,16 +121,16 @@ async def test_watched_changes_leave_the_selection_where_the_user_put_it(models)
     mnist = models / "mnist.onnx"
     app = make(models, watch=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.watcher is not None, 5)
+        await pilot_wait(pilot, lambda: app.watcher is not None, 5)
         await pilot.press("slash", *"mnist", "enter")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: 1 in app.views and app.views[1].state.final, 60)
+        await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state.final, 60)
         assert app.views[1].state is State.SUCCEEDED and app.selected == 1
         await pilot.pause(1.0)  # the engine's own writes are not changes of a model
         jobs_before = len(app.scheduler.jobs)
         os.utime(mnist, (time.time() + 5, time.time() + 5))  # touched: same bytes
-        await wait_for(pilot, lambda: len(app.scheduler.jobs) > jobs_before
+        await pilot_wait(pilot, lambda: len(app.scheduler.jobs) > jobs_before
                        and all(j.final for j in app.scheduler.jobs.values()), 30)
         await pilot.pause(0.3)
         skipped = max(app.scheduler.jobs)
@@ -137,20 +138,20 @@ async def test_watched_changes_leave_the_selection_where_the_user_put_it(models)
         assert app.builds.row_count == 1, "an up-to-date touch added a row"
         assert app.selected == 1
         _touch_content(mnist, "changed once")
-        await wait_for(pilot, lambda: app.builds.row_count == 2, 30)
+        await pilot_wait(pilot, lambda: app.builds.row_count == 2, 30)
         changed = app.builds._order[-1]
-        await wait_for(pilot, lambda: app.views[changed].state.final, 60)
+        await pilot_wait(pilot, lambda: app.views[changed].state.final, 60)
         assert app.views[changed].state is State.SUCCEEDED
         assert app.selected == 1 and app.phase_view.job == 1 and app.builds.cursor_row == 0, \
             "a build started by a change took the selection"
         await pilot.press("n")  # follow newest
         _touch_content(mnist, "changed twice")
-        await wait_for(pilot, lambda: app.builds.row_count == 3, 30)
+        await pilot_wait(pilot, lambda: app.builds.row_count == 3, 30)
         newest = app.builds._order[-1]
-        await wait_for(pilot, lambda: app.selected == newest and app.builds.cursor_row == 2, 5)
-        await wait_for(pilot, lambda: app.views[newest].state.final, 60)
+        await pilot_wait(pilot, lambda: app.selected == newest and app.builds.cursor_row == 2, 5)
+        await pilot_wait(pilot, lambda: app.views[newest].state.final, 60)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
 
 
 async def test_usable_at_80x24_on_a_real_build(models):
@@ -161,10 +162,10 @@ async def test_usable_at_80x24_on_a_real_build(models):
         bar = key_bar(app)
         assert "? Help" in bar and "q Quit" in bar, bar
         await pilot.press("enter")  # densenet, highlighted first
-        await wait_for(pilot, lambda: 1 in app.views, 5)
+        await pilot_wait(pilot, lambda: 1 in app.views, 5)
         view = app.views[1]
         view.expected = {"Building engine": 600.0}  # what the history would say of a slow model
-        await wait_for(pilot, lambda: view.backend is not None and view.tree.deepest_active() is not None
+        await pilot_wait(pilot, lambda: view.backend is not None and view.tree.deepest_active() is not None
                        and view.tree.deepest_active().name == "Determining refit engines", 60)
         await pilot.pause(1.2)  # a tick of the title, one of the left-hand panes
         tree = drawn(app.phase_view)
@@ -173,11 +174,11 @@ async def test_usable_at_80x24_on_a_real_build(models):
         assert any(line.split()[:3] == ["1", "densenet.onnx", "building"] for line in drawn(app.builds)), \
             drawn(app.builds)
         await pilot.press("c", "c")
-        await wait_for(pilot, lambda: view.state.final, 30)
+        await pilot_wait(pilot, lambda: view.state.final, 30)
         await pilot.pause(1.2)
         assert any("cancelled" in line.split() for line in drawn(app.builds)), drawn(app.builds)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 20)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 20)
 
 
 async def test_builds_list_keeps_its_header_and_cursor_and_needs_no_sideways_scroll(models):
@@ -190,7 +191,7 @@ async def test_builds_list_keeps_its_header_and_cursor_and_needs_no_sideways_scr
     async with app.run_test(size=SIZE) as pilot:
         for i in range(14):
             app.submit(str(models / f"m{i:02}.onnx"), force=True)
-        await wait_for(pilot, lambda: len(app.views) == 14 and all(v.state.final for v in app.views.values()), 30)
+        await pilot_wait(pilot, lambda: len(app.views) == 14 and all(v.state.final for v in app.views.values()), 30)
         builds = app.builds
         builds.focus()
         await pilot.press("home")
@@ -220,13 +221,13 @@ async def test_help_is_trt_tuis_own(models):
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         text = app.screen.text()
         for words in ("a second c forces", "fold or unfold", "copy all the stacks", "Phase tree",
                       "Builds", "Log", "new build takes the selection"):
             assert words in text, words
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), 2)
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, HelpScreen), 2)
         await pilot.press("q")
 
 
@@ -240,7 +241,7 @@ async def test_a_runs_app_offers_no_picker_build_or_watch(models, tmp_path):
     run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine)])
     app = make_app(None, run=run)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
+        await pilot_wait(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
         assert not app.picker.region, "an empty model picker is on screen"
         bar = key_bar(app)
         titles = {command.title for command in app.get_system_commands(app.screen)}
@@ -253,7 +254,7 @@ async def test_a_runs_app_offers_no_picker_build_or_watch(models, tmp_path):
         assert app.watcher is None and len(app.scheduler.jobs) == 2
         assert not app.scheduler.paused, "the program's builds are its own to start"
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
 
 
 async def test_the_trees_top_phase_hangs_from_nothing(models):
@@ -274,7 +275,7 @@ async def test_cancel_never_takes_progress_back(models):
         await pilot.pause(1.3)
         before = str(app.builds.get_cell("1", "Progress"))
         await pilot.press("c")
-        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        await pilot_wait(pilot, lambda: app.views[1].state.final, 10)
         await pilot.pause(1.3)
         after = str(app.builds.get_cell("1", "Progress"))
         assert int(after.split()[-1].rstrip("%")) >= int(before.split()[-1].rstrip("%")), (before, after)
@@ -285,11 +286,11 @@ async def test_a_skipped_build_names_the_backend_of_the_engine_it_kept(models):
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"mnist", "enter")
-        await wait_for(pilot, lambda: app.focused is app.picker, 2)
+        await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: 1 in app.views and app.views[1].state.final, 60)
+        await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state.final, 60)
         await pilot.press("r")
-        await wait_for(pilot, lambda: 2 in app.views and app.views[2].state.final, 30)
+        await pilot_wait(pilot, lambda: 2 in app.views and app.views[2].state.final, 30)
         assert app.views[2].state is State.SKIPPED
         assert str(app.builds.get_cell("2", "Backend")) == str(app.builds.get_cell("1", "Backend"))
         assert str(app.builds.get_cell("2", "Backend")).startswith("RTX 1.")
@@ -301,12 +302,12 @@ async def test_long_text_is_cut_between_words_where_it_is_cut(models):
     app = make(models, executor="process", cache=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # densenet
-        await wait_for(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING
+        await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING
                        and len(app.views[1].vitals) >= 1, 60)
-        await wait_for(pilot, lambda: app.views[1].tree.deepest_active() is not None
+        await pilot_wait(pilot, lambda: app.views[1].tree.deepest_active() is not None
                        and app.views[1].tree.deepest_active().name == "Determining refit engines", 60)
         await pilot.press("c", "c")
-        await wait_for(pilot, lambda: app.views[1].state.final, 30)
+        await pilot_wait(pilot, lambda: app.views[1].state.final, 30)
         await pilot.pause(1.3)
         title, whole = drawn(app.phase_view)[0], str(app.phase_view.title)
         assert title == whole or title.endswith("…") and whole.startswith(title[:-1].rstrip()), (title, whole)
@@ -316,7 +317,7 @@ async def test_long_text_is_cut_between_words_where_it_is_cut(models):
         summary = str(line.render())
         assert len(summary) <= line.size.width and "…" not in summary, summary  # whole figures only
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 20)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 20)
 
 
 async def test_the_headers_icon_is_a_glyph_every_monospace_font_has(models):

@@ -7,47 +7,16 @@ inside one step of one phase), so it is built only where a test needs a build th
 from __future__ import annotations
 
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import Recorder, wait_until
 
 from trt_tui.core.build import BuildOptions, BuildSpec
-from trt_tui.core.events import Event, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
-from trt_tui.core.phases import PhaseTree
+from trt_tui.core.events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from trt_tui.core.scheduler import BuildJob, Scheduler
 
 BUILD_TIMEOUT = 120.0  # seconds: far beyond any build here; only there so a hang fails instead of stalling
-
-
-@dataclass
-class Recorder:
-    """A subscriber keeping every event it was given, with the time it was given it."""
-
-    events: dict[int, list[Event]] = field(default_factory=dict)
-    arrivals: dict[int, list[tuple[float, Event]]] = field(default_factory=dict)
-
-    def __call__(self, job: BuildJob, events: list[Event]) -> None:
-        now = time.monotonic()
-        self.events.setdefault(job.id, []).extend(events)
-        self.arrivals.setdefault(job.id, []).extend((now, e) for e in events)
-
-    def states(self, job: BuildJob) -> list[State]:
-        return [e.state for e in self.events.get(job.id, []) if type(e) is StateChanged]
-
-    def arrival_of(self, job: BuildJob, state: State) -> float:
-        return next(t for t, e in self.arrivals[job.id] if type(e) is StateChanged and e.state is state)
-
-    def tree(self, job: BuildJob) -> PhaseTree:
-        tree = PhaseTree()
-        tree.extend(list(self.events.get(job.id, [])))
-        return tree
-
-    def quiet_for(self, job: BuildJob) -> float:
-        """Seconds since this job's last event from TensorRT arrived (vitals come on their own clock)."""
-        arrivals = [t for t, e in self.arrivals.get(job.id, []) if type(e) not in (Vitals, StackDump)]
-        return time.monotonic() - arrivals[-1] if arrivals else 0.0
 
 
 SUCCESS_STATES = [State.QUEUED, State.PARSING, State.BUILDING, State.WRITING, State.SUCCEEDED]
@@ -72,14 +41,6 @@ def make_scheduler(recorder: Recorder):
     yield make
     for scheduler in schedulers:
         assert scheduler.shutdown(timeout=BUILD_TIMEOUT)
-
-
-def wait_until(condition, timeout: float = BUILD_TIMEOUT, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def build_one(make_scheduler, model: Path, output: Path, options: BuildOptions | None = None) -> BuildJob:

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import run_command
 from test_cli import run_on_a_terminal
 
 EXIT_OK, EXIT_USAGE, EXIT_CANCELLED = 0, 2, 130
@@ -23,11 +24,7 @@ def trt_tui(cli_env, trt_tui_command):
     """`trt_tui(*args)`: run to completion with pipes for stdin, stdout and stderr (no terminal)."""
 
     def run(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        try:
-            return subprocess.run([*trt_tui_command, *map(str, args)], capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL, env=cli_env, cwd=cwd, timeout=TIMEOUT, check=False)
-        except subprocess.TimeoutExpired as exc:
-            pytest.fail(f"trt-tui {' '.join(map(str, args))} did not end (the app opened?): {exc.stdout!r}")
+        return run_command(trt_tui_command, cli_env, *args, cwd=cwd, timeout=TIMEOUT)
 
     return run
 

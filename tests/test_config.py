@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import ReplayExecutor, load_trace, pilot_wait, run_command
 
 from trt_tui import cli
 from trt_tui.config_file import apply_config_file
 from trt_tui.core.events import Severity, State
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.ui.app import make_app
 from trt_tui.ui.help_screen import HelpScreen
@@ -49,9 +49,7 @@ def trt_tui(cli_env, trt_tui_command, config_home):
     env = {**cli_env, "XDG_CONFIG_HOME": str(config_home)}
 
     def run(*args, extra_env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([*trt_tui_command, *map(str, args)], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, env={**env, **(extra_env or {})}, cwd=cwd, timeout=120,
-                              check=False)
+        return run_command(trt_tui_command, {**env, **(extra_env or {})}, *args, cwd=cwd)
 
     return run
 
@@ -195,31 +193,23 @@ async def test_a_remapped_key_runs_its_command_and_the_old_key_does_not(config_h
         assert app.log_pane.min_severity is Severity.WARNING
         assert "level warning" in str(app.screen.query_one("#log-title").render())
         await pilot.press("enter")
-        await wait_until(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING)
+        await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING)
         bar = app.screen.query_one(KeyBar).render().plain
         assert "k Cancel" in bar and "c Cancel" not in bar, bar
         await pilot.press("c")
         await pilot.pause(0.3)
         assert app.views[1].state is State.BUILDING
         await pilot.press("k")
-        await wait_until(pilot, lambda: app.views[1].state.final)
+        await pilot_wait(pilot, lambda: app.views[1].state.final)
         assert app.views[1].state is State.CANCELLED
         await pilot.press("question_mark")
-        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert "k  cancel the selected build" in app.screen.text()
         await pilot.press("escape")
         entries = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert entries["Cancel"].startswith("k · ")
         await pilot.press("q")
-        await wait_until(pilot, lambda: app.return_code is not None)
-
-
-async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    waited = 0.0
-    while not condition():
-        assert waited < timeout, "condition not met"
-        await pilot.pause(0.05)
-        waited += 0.05
+        await pilot_wait(pilot, lambda: app.return_code is not None)
 
 
 def test_a_projects_pyproject_table_is_read_over_the_users_file(trt_tui, config_home, tmp_path) -> None:
@@ -275,4 +265,4 @@ async def test_two_commands_may_swap_their_keys(config_home, mnist_dir, monkeypa
         active = app.screen.active_bindings
         assert active["r"].binding.action == "cancel" and active["c"].binding.action == "rebuild"
         await pilot.press("q")
-        await wait_until(pilot, lambda: app.return_code is not None)
+        await pilot_wait(pilot, lambda: app.return_code is not None)

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers import run_cli
 from onnx import helper, numpy_helper
 
-from trt_tui.cli import main
 from trt_tui.core import sidecar
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.cache import ContentHasher, EngineCache, sidecar_path
@@ -28,12 +28,6 @@ from trt_tui.core.samples import write_samples
 from trt_tui.core.scheduler import BuildJob, Scheduler
 
 OLD_DB = Path(__file__).parent / "data" / "history-main-11cf61b.sqlite3"
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def build(capsys, model: Path, history: Path, *extra: str) -> dict:

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import ReplayExecutor, load_trace
+
 from trt_tui.core.events import State
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp

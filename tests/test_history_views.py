@@ -10,22 +10,15 @@ from pathlib import Path
 
 import onnx
 import pytest
+from helpers import ReplayExecutor, load_trace, pilot_wait, run_cli
 from onnx import helper
 
-from trt_tui.cli import main
 from trt_tui.core.history import History
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.samples import write_samples
 from trt_tui.core.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def build(capsys, model: Path, history: Path, *extra: str) -> None:
@@ -140,13 +133,6 @@ def test_the_estimate_comes_from_builds_of_the_present_content(tmp_path) -> None
 # -- the app ---------------------------------------------------------------------------------------------
 
 
-async def wait_until(pilot, condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
-
-
 async def test_app_diff_names_builds_by_the_apps_numbers(tmp_path, capsys, monkeypatch) -> None:
     """History ids appear nowhere on the app's screen: `D` says `#N` as the builds list does, and a
     build from before this app by its time."""
@@ -159,16 +145,16 @@ async def test_app_diff_names_builds_by_the_apps_numbers(tmp_path, capsys, monke
     app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")  # default options: it builds (history id 3), as the app's #1
-        await wait_until(pilot, lambda: app.selected == 1 and app.views[1].state.final)
+        await pilot_wait(pilot, lambda: app.selected == 1 and app.views[1].state.final)
         await pilot.press("D")
-        await wait_until(pilot, lambda: isinstance(app.screen, DiffPanel))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         title = app.screen.lines[0]
         assert " an earlier run's build (" in title and title.split(" → ")[1].startswith("mnist.onnx #1 ("), title
         await pilot.press("escape")
         await pilot.press("f")  # the app's #2, history id 4
-        await wait_until(pilot, lambda: app.selected == 2 and app.views[2].state.final)
+        await pilot_wait(pilot, lambda: app.selected == 2 and app.views[2].state.final)
         await pilot.press("D")
-        await wait_until(pilot, lambda: isinstance(app.screen, DiffPanel))
+        await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         title = app.screen.lines[0]
         assert title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in title, title
         await pilot.press("escape")
@@ -191,16 +177,16 @@ async def test_app_eta_says_overdue_and_when_it_comes_from_an_older_model(tmp_pa
                     executor=ReplayExecutor(events, size, hold_at=hold))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: 1 in app.views and len(app.views[1].tree.phases) >= 12)
+        await pilot_wait(pilot, lambda: 1 in app.views and len(app.views[1].tree.phases) >= 12)
         view = app.views[1]
         assert view.expected, "the MNIST build in the history gives an estimate"
         total = sum(s for k, s in view.expected.items() if "/" not in k)
-        await wait_until(pilot, lambda: view.now() > total + 0.5)
+        await pilot_wait(pilot, lambda: view.now() > total + 0.5)
         await pilot.pause(TrtTuiApp.TICK + 0.2)  # a tick redraws the title
         title = str(app.phase_view.title)
         assert " · overdue +" in title and "ETA 0.0s" not in title, title
         assert ("(from an older model)" in title) is edited, title
         assert view.expected_from_older is edited
         await pilot.press("c")
-        await wait_until(pilot, lambda: view.state.final)
+        await pilot_wait(pilot, lambda: view.state.final)
         await pilot.press("q")

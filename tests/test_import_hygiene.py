@@ -26,13 +26,27 @@ print(json.dumps({"imported": [n for n in names if n in sys.modules], "ui": ui})
 
 
 def core_modules() -> list[str]:
-    return sorted(f"trt_tui.core.{m.name}" for m in pkgutil.iter_modules(trt_tui.core.__path__))
+    """Every module of every package under trt_tui/core, however deep."""
+    found = pkgutil.walk_packages(trt_tui.core.__path__, prefix="trt_tui.core.")
+    return sorted(["trt_tui.core", *(m.name for m in found)])
+
+
+def modules_on_disk(package: Path, name: str) -> set[str]:
+    """The modules a walk must find: each .py file in a directory that is a package (has __init__.py)."""
+    found = set()
+    for path in package.rglob("*.py"):
+        if all((d / "__init__.py").exists() for d in [path.parent, *path.parent.parents] if package in [d, *d.parents]):
+            parts = path.relative_to(package).with_suffix("").parts
+            found.add(".".join([name, *parts]).removesuffix(".__init__"))
+    return found
 
 
 def test_core_and_headless_import_without_textual(cli_env: dict[str, str]) -> None:
-    """`trt-tui build` would need Textual installed, and start slower, if a core module imported it."""
+    """`trt-tui build` would need Textual installed, and start slower, if a core module imported it:
+    every module of every package under trt_tui/core is imported, none may pull Textual in."""
     names = [*core_modules(), "trt_tui.headless", "trt_tui.cli"]
     assert {"trt_tui.core.monitor", "trt_tui.core.scheduler", "trt_tui.core.build"} <= set(names)
+    assert modules_on_disk(Path(trt_tui.core.__file__).parent, "trt_tui.core") <= set(names), "a package was not walked"
     result = subprocess.run(
         [sys.executable, "-c", CHECK, json.dumps(names)],
         capture_output=True, text=True, env=cli_env, timeout=120, check=False,

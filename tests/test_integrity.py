@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers import pilot_wait
 from onnx import numpy_helper
 
 from trt_tui.core import samples, sidecar
@@ -182,16 +183,6 @@ def app_models(mnist, resnet, tmp_path) -> Path:
     return directory
 
 
-async def wait_pilot(pilot, condition, timeout: float = 60.0) -> None:
-    import time
-
-    start = time.monotonic()
-    while not condition():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await pilot.pause(0.05)
-
-
 def notifications(app) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
@@ -216,20 +207,20 @@ async def test_f_asks_before_replacing_a_file_trt_tui_did_not_write(app_models, 
     async with app.run_test(size=(160, 48)) as pilot:
         await highlight(pilot, app, app_models / "mnist.onnx")
         await pilot.press("f")
-        await wait_pilot(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
+        await pilot_wait(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
         assert str(theirs) in str(app.screen.query_one("Static").render())
         await pilot.press("n")
-        await wait_pilot(pilot, lambda: type(app.screen).__name__ != "ReplaceScreen", 10)
+        await pilot_wait(pilot, lambda: type(app.screen).__name__ != "ReplaceScreen", 10)
         await pilot.pause(0.5)
         assert app.views == {} and theirs.read_bytes() == b"an engine another tool wrote"
         await pilot.press("f")
-        await wait_pilot(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
+        await pilot_wait(pilot, lambda: type(app.screen).__name__ == "ReplaceScreen", 10)
         await pilot.press("y")
-        await wait_pilot(pilot, lambda: app.views and all(v.state.final for v in app.views.values()))
+        await pilot_wait(pilot, lambda: app.views and all(v.state.final for v in app.views.values()))
         (view,) = app.views.values()
         assert view.state.value == "succeeded", view.error
         await pilot.press("q")
-        await wait_pilot(pilot, lambda: app.return_code is not None, 30)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 30)
     engine_checker.assert_real_engine(theirs)
     assert sidecar.written_by_us(theirs)
 
@@ -242,14 +233,14 @@ async def test_f_twice_on_one_model_builds_it_once(app_models) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await highlight(pilot, app, app_models / "resnet50.onnx")
         await pilot.press("f")
-        await wait_pilot(pilot, lambda: len(app.views) == 1, 10)
+        await pilot_wait(pilot, lambda: len(app.views) == 1, 10)
         await pilot.press("f")  # the selected build's model, now building
         await pilot.pause(0.3)
         assert len(app.views) == 1 and len(app.scheduler.jobs) == 1
         assert any("already building" in text for text in notifications(app)), notifications(app)
-        await wait_pilot(pilot, lambda: all(v.state.final for v in app.views.values()))
+        await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()))
         await pilot.press("q")
-        await wait_pilot(pilot, lambda: app.return_code is not None, 30)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 30)
 
 
 async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write(app_models) -> None:
@@ -277,7 +268,7 @@ async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write
             assert any("served session does not replace" in text for text in notifications(app)), notifications(app)
             assert server.scheduler.jobs == {}
             await pilot.press("q")
-            await wait_pilot(pilot, lambda: not app.is_running, 10)
+            await pilot_wait(pilot, lambda: not app.is_running, 10)
     finally:
         server.close()
         assert session.close(timeout=60)

@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_app import SIZE, filter_to, held_replay_app, make, start_held_build, wait_for
+from helpers import pilot_wait
+from test_app import SIZE, filter_to, held_replay_app, make, start_held_build
 from test_app_usability import SMALL, drawn, key_bar
 
 from trt_tui.core import log_store
@@ -37,7 +38,7 @@ def models(models_src, tmp_path) -> Path:
 async def built_mnist(pilot, app) -> int:
     await filter_to(pilot, app, "mnist")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: app.views and app.views[1].state.final, 90)
+    await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 90)
     assert app.views[1].state is State.SUCCEEDED, app.views[1].error
     return 1
 
@@ -95,12 +96,12 @@ async def test_search_highlights_matches_and_f3_moves_between_them(models):
         await more_lines(pilot, app, job, [(Severity.INFO, f"Needle {i}" if i % 50 == 7 else f"hay {i}")
                                            for i in range(300)])
         await pilot.press("ctrl+f")
-        await wait_for(pilot, lambda: isinstance(app.focused, LogInput), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.focused, LogInput), 2)
         assert "Done" in key_bar(app) and "Build all" not in key_bar(app)
         for char in "needle":  # `n` and `e` are commands outside the prompt
             await pilot.press(char)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.focused is pane, 2)
+        await pilot_wait(pilot, lambda: app.focused is pane, 2)
         assert app.follow_newest is False, "a letter typed in the search ran a command"
         matches = pane.matches()
         assert [pane.shown[i].message for i in matches] == [f"Needle {i}" for i in range(7, 300, 50)]
@@ -120,9 +121,9 @@ async def test_search_highlights_matches_and_f3_moves_between_them(models):
         await pilot.press("shift+f3", "shift+f3")
         assert pane.current == matches[(at - 1) % 6]
         await pilot.press("ctrl+f")
-        await wait_for(pilot, lambda: isinstance(app.focused, LogInput), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.focused, LogInput), 2)
         await pilot.press("escape")  # ends the search
-        await wait_for(pilot, lambda: app.focused is pane, 2)
+        await pilot_wait(pilot, lambda: app.focused is pane, 2)
         assert pane.matches() == [] and "needle" not in title(app)
         await pilot.press("q")
 
@@ -174,11 +175,11 @@ async def test_s_saves_every_line_of_the_build_and_never_over_a_file_it_did_not_
         assert store.spilled > 0 and len(store) <= 20
         first = app.log_pane.shown[0]  # the pane's oldest line: already on disk
         await pilot.press("S")
-        await wait_for(pilot, lambda: isinstance(app.focused, LogInput), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.focused, LogInput), 2)
         assert app.focused.value == "mnist-1.log"
         await pilot.press("enter")
         saved = here / "mnist-1.log"
-        await wait_for(pilot, lambda: saved.exists(), 5)
+        await pilot_wait(pilot, lambda: saved.exists(), 5)
         text = saved.read_text().splitlines()
         assert text[0].startswith(HEADER) and "mnist" in text[0]
         assert text[1:] == list(store.text_lines()) and len(text) - 1 == store.total > 100
@@ -187,7 +188,7 @@ async def test_s_saves_every_line_of_the_build_and_never_over_a_file_it_did_not_
         mine = here / "mine.log"
         mine.write_text("my notes\n")
         await pilot.press("S")
-        await wait_for(pilot, lambda: isinstance(app.focused, LogInput), 2)
+        await pilot_wait(pilot, lambda: isinstance(app.focused, LogInput), 2)
         app.focused.value = "mine.log"
         await pilot.press("enter")
         await pilot.pause(0.3)
@@ -231,7 +232,7 @@ async def test_z_zooms_the_focused_pane_and_back(models):
         assert "Zoom" in key_bar(app)
         assert pane.following and pane.scroll_y == pane.max_scroll_y, "a taller pane stopped following"
         await pilot.press("ctrl+f")  # the prompt sits above the log: the zoom gives way to it
-        await wait_for(pilot, lambda: isinstance(app.focused, LogInput) and app.focused.region, 2)
+        await pilot_wait(pilot, lambda: isinstance(app.focused, LogInput) and app.focused.region, 2)
         await pilot.press("escape")
         await pilot.press("z", "z")
         await pilot.pause(0.1)
@@ -319,5 +320,5 @@ async def test_quitting_mid_build_counts_it_cancelled(models):
     async with app.run_test(size=SIZE) as pilot:
         await start_held_build(pilot, app)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 20)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 20)
     assert summary(app.views.values()) == "trt-tui: 0 built, 0 failed, 1 cancelled (resnet50.onnx)"

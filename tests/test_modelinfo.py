@@ -475,7 +475,7 @@ def test_real_models_match_onnx_in_both_walkers(monkeypatch) -> None:
     """Every model of the onnx package's test data reads as onnx.load sees it, whether a message is
     decoded from one block (the fast path) or field by field through the block cache (``BLOCK`` forced
     down to 16 bytes sends nearly every message there)."""
-    from trt_tui.core import modelinfo
+    from trt_tui.core import modelinfo, protobuf_wire
 
     paths = _onnx_test_models()
     assert len(paths) >= 100, len(paths)
@@ -483,7 +483,7 @@ def test_real_models_match_onnx_in_both_walkers(monkeypatch) -> None:
     fast_digests = {p: modelinfo.read_model_digests(p) for p in paths}
     for path, info in fast.items():
         _assert_matches_onnx(info, path)
-    monkeypatch.setattr(modelinfo._Source, "BLOCK", 16)
+    monkeypatch.setattr(protobuf_wire.Source, "BLOCK", 16)
     for path in paths:
         assert read_model_info(path) == fast[path], path
         digests = modelinfo.read_model_digests(path)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import Recorder
 
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.events import PhaseFinish, PhaseStart, State, StateChanged, Vitals
@@ -36,26 +37,6 @@ def samples(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("process-samples")
     write_samples(directory, ["mnist", "resnet50", "densenet"])
     return directory
-
-
-class Recorder:
-    """A subscriber that keeps every job's events and lets a test wait for one to appear."""
-
-    def __init__(self) -> None:
-        self.events: dict[int, list] = {}
-        self._changed = threading.Condition()
-
-    def __call__(self, job, events) -> None:
-        with self._changed:
-            self.events.setdefault(job.id, []).extend(events)
-            self._changed.notify_all()
-
-    def wait_for_phase(self, job, name: str, timeout: float = 60.0) -> None:
-        def seen() -> bool:
-            return any(type(e) is PhaseStart and e.name == name for e in self.events.get(job.id, []))
-
-        with self._changed:
-            assert self._changed.wait_for(seen, timeout), f"job {job.id} never started {name!r}"
 
 
 def start(executor, samples: Path, out: Path, *names: str, max_jobs: int = 2):

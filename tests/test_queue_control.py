@@ -7,21 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import ReplayExecutor, load_trace, wait_until
 
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.events import State
-from trt_tui.core.replay import ReplayExecutor, load_trace
 from trt_tui.core.scheduler import Scheduler
 
 TRACES = Path(__file__).parent / "data" / "trt-rtx-1.7-phase-traces.json"
 TIMEOUT = 120.0
-
-
-def wait_until(condition, timeout: float = TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
+from helpers import Recorder  # noqa: E402
+
 from trt_tui.core.build import BuildSpec  # noqa: E402
 from trt_tui.core.events import PhaseStart, StackDump, State, StateChanged, Vitals  # noqa: E402
 from trt_tui.core.executors import ThreadExecutor, make_executor  # noqa: E402
@@ -52,23 +54,6 @@ def executor(local_ray):
     ex = RayExecutor(cancel_grace=0.5)
     yield ex
     ex.close()
-
-
-class Recorder:
-    """Every event with the job's state when it was delivered."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.seen: list[tuple[float, object, State]] = []
-
-    def __call__(self, job, events) -> None:
-        now = time.monotonic()
-        with self.lock:
-            self.seen.extend((now, e, job.state) for e in events)
-
-    def events(self, job_id: int) -> list:
-        with self.lock:
-            return [e for _, e, _ in self.seen if e.job == job_id]
 
 
 def build_all(executor, pairs, subscriber=None):
@@ -309,14 +294,14 @@ def test_a_quiet_ray_build_sends_the_stacks_its_worker_took(local_ray, sample_di
     scheduler.subscribe(recorder)
     job = scheduler.submit(BuildSpec(sample_dir / "densenet.onnx", tmp_path / "d.engine"))
     deadline = time.monotonic() + TIMEOUT
-    while not [e for e in recorder.events(job.id) if type(e) is StackDump] and time.monotonic() < deadline:
+    while not [e for e in recorder.of(job.id) if type(e) is StackDump] and time.monotonic() < deadline:
         time.sleep(0.1)
     running = executor.pid_of(job)
     read_here = dump_stack(running) if running is not None else ""
     scheduler.cancel(job.id)
     assert scheduler.wait(TIMEOUT)
     scheduler.shutdown(timeout=30)
-    events = recorder.events(job.id)
+    events = recorder.of(job.id)
     stacks = [e for e in events if type(e) is StackDump]
     assert stacks, "no stack came back from the task"
     [pid] = {e.pid for e in events if type(e) is Vitals}
@@ -351,7 +336,7 @@ def test_vitals_off_means_no_readings_from_the_task(local_ray, sample_dir, tmp_p
     finally:
         executor.close()
     assert job.state is State.SUCCEEDED, job.outcome
-    events = recorder.events(job.id)
+    events = recorder.of(job.id)
     assert not [e for e in events if type(e) is Vitals]
     assert [e.peak_rss_bytes for e in events if type(e) is StateChanged and e.state.final] == [None]
 

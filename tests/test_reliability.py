@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from helpers import pilot_wait, run_command, wait_until
 from onnx import TensorProto, helper, numpy_helper
-from test_app import SIZE, build_threads, filter_to, make, wait_for
+from test_app import SIZE, build_threads, filter_to, make
 
 from trt_tui.core.build import BuildSpec
 from trt_tui.core.events import PhaseStart, State
@@ -49,11 +50,6 @@ def private_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     return {**cli_env, "TRT_TUI_HISTORY": str(tmp_path / "cli-history.db")}
-
-
-def run_cli(command: list[str], env: dict[str, str], *args) -> subprocess.CompletedProcess:
-    return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=TIMEOUT, check=False)
 
 
 def leftover_temps(*directories: Path) -> list[Path]:
@@ -121,14 +117,6 @@ def assert_no_traceback(capfd) -> None:
     """Nothing this process or its build processes wrote to the terminal is a Python traceback."""
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err, out + err
-
-
-def wait_until(condition, timeout: float = TIMEOUT, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Phases:
@@ -206,7 +194,7 @@ def test_cli_bad_models_fail_one_line_each_and_the_good_one_builds(
     models = [path for path, _ in bad_models.values()]
     out = tmp_path / "engines"
     started = time.monotonic()
-    result = run_cli(trt_tui_command, env, "build", *models[:4], good, *models[4:], "-o", f"{out}/",
+    result = run_command(trt_tui_command, env, "build", *models[:4], good, *models[4:], "-o", f"{out}/",
                      "--executor", executor)
     took = time.monotonic() - started
     output = result.stdout + result.stderr
@@ -259,7 +247,7 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
     app = make(models, executor=executor)
     notes = record_notifications(app)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await wait_for(pilot, lambda: len(app.picker.models) == len(bad_models) + 1 and all(
+        await pilot_wait(pilot, lambda: len(app.picker.models) == len(bad_models) + 1 and all(
             e["info"] is not None or e["error"] is not None for e in app.picker.models.values()), 10)
         for name in ("truncated", "random bytes", "tensor proto"):
             path = models / bad_models[name][0].name
@@ -269,8 +257,8 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
             assert cell.plain == error and str(cell.style) == app.palette["failed"], "errors in the theme's colour"
 
         await pilot.press("a")
-        await wait_for(pilot, lambda: len(app.views) == len(bad_models) + 1, 5)
-        await wait_for(pilot, lambda: all(v.state.final for v in app.views.values()), TIMEOUT)
+        await pilot_wait(pilot, lambda: len(app.views) == len(bad_models) + 1, 5)
+        await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), TIMEOUT)
         by_model = {v.job.spec.model.name: v for v in app.views.values()}
         assert by_model["mnist.onnx"].state is State.SUCCEEDED, by_model["mnist.onnx"].error
         errors = [(title, message) for severity, title, message in notes if severity == "error"]
@@ -283,7 +271,7 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
             assert app.picker.get_cell(str(models / path.name), "Last build").plain == "failed"
         assert app.is_running and app.handler_error_count == 0
         # What the user reads on screen: each failure's toast names its own file, brackets and all.
-        await wait_for(pilot, lambda: len(toasts(app)) >= len(bad_models), 5)
+        await pilot_wait(pilot, lambda: len(toasts(app)) >= len(bad_models), 5)
         shown = toasts(app)
         for path, _ in bad_models.values():
             assert any(str(models / path.name) in text for text in shown), f"{path.name} not on screen: {shown}"
@@ -291,13 +279,13 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
         (models / "mnist.engine").unlink()
         await filter_to(pilot, app, "mnist")
         await pilot.press("enter")  # the app still works: the good model builds again
-        await wait_for(pilot, lambda: len(app.views) == len(bad_models) + 2, 5)
+        await pilot_wait(pilot, lambda: len(app.views) == len(bad_models) + 2, 5)
         last = max(app.views)
-        await wait_for(pilot, lambda: app.views[last].state.final, TIMEOUT)
+        await pilot_wait(pilot, lambda: app.views[last].state.final, TIMEOUT)
         assert app.views[last].state is State.SUCCEEDED, app.views[last].error
         assert app.builds.get_cell(str(last), "State").plain == "succeeded"
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
     engine_checker.assert_real_engine(models / "mnist.engine")
     assert engines_under(models) == [models / "mnist.engine"]
@@ -381,7 +369,7 @@ def test_full_disk_fails_with_no_space_left_and_no_temp_file(
     one line naming the engine, exit 1, and the filesystem left empty (no half-written engine)."""
     full = tiny_tmpfs(2 * 1024 * 1024)
     engine = full / "resnet50.engine"
-    result = run_cli(trt_tui_command, env, "build", sample_dir / "resnet50.onnx", "-o", engine, "--executor", executor)
+    result = run_command(trt_tui_command, env, "build", sample_dir / "resnet50.onnx", "-o", engine, "--executor", executor)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     assert result.returncode == 1, result.stdout + result.stderr
     errors = [line for line in result.stderr.splitlines() if line.strip()]
@@ -396,13 +384,13 @@ def test_disk_full_for_the_sidecar_fails_the_build_and_installs_no_engine(
     says trt-tui wrote it would make the next build demand --force, so the build failed (one line
     saying why, exit 1) and nothing is installed: no engine, no sidecar, no temporary."""
     probe = tmp_path / "probe.engine"
-    first = run_cli(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", probe)
+    first = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", probe)
     assert first.returncode == 0, first.stderr
     page = os.sysconf("SC_PAGE_SIZE")
     size = -(-probe.stat().st_size // page) * page  # room for the engine and not one page more
     full = tiny_tmpfs(size)
     engine = full / "mnist.engine"
-    result = run_cli(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", engine, "--json")
+    result = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", engine, "--json")
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     states = [line for line in result.stdout.splitlines() if '"event": "state"' in line]
     assert result.returncode == 1, "\n".join(states) + result.stderr
@@ -463,7 +451,7 @@ async def test_exception_in_a_ui_handler_is_shown_and_the_app_keeps_working(samp
 
         app.builds.set_progress = exploding_once
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, TIMEOUT)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, TIMEOUT)
         assert raised, "the handler was never called"
         assert app.is_running
         assert app.handler_error_count == 1
@@ -471,12 +459,12 @@ async def test_exception_in_a_ui_handler_is_shown_and_the_app_keeps_working(samp
         assert app.views[1].state is State.SUCCEEDED and app.builds.get_cell("1", "State").plain == "succeeded"
 
         await pilot.press("f")  # and the app still builds
-        await wait_for(pilot, lambda: 2 in app.views and app.views[2].state.final, TIMEOUT)
+        await pilot_wait(pilot, lambda: 2 in app.views and app.views[2].state.final, TIMEOUT)
         assert app.views[2].state is State.SUCCEEDED, app.views[2].error
         assert app.builds.get_cell("2", "State").plain == "succeeded"
         assert app.builds.get_cell("2", "Progress").plain.endswith("100%")
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0
     assert_no_traceback(capfd)
 
@@ -579,14 +567,14 @@ async def test_quit_with_four_builds_running_is_fast_and_leaves_nothing(sample_d
     async with app.run_test(size=SIZE) as pilot:
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")
         await pilot.press("a")  # every model
-        await wait_for(pilot, lambda: len(app.views) == 4, 5)
-        await wait_for(pilot, lambda: all(v.job.state is not State.QUEUED for v in app.views.values()), 60)
+        await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
+        await pilot_wait(pilot, lambda: all(v.job.state is not State.QUEUED for v in app.views.values()), 60)
         await pilot.pause(0.5)  # into TensorRT's build
         running = [v.job for v in app.views.values() if not v.job.final]
         assert len(running) == 4, [v.job.state for v in app.views.values()]
         began = time.monotonic()
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10, step=0.02)
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10, step=0.02)
     took = time.monotonic() - began  # until the app has exited and unmounted
     record_property("quit", f"{took:.2f}s with {len(running)} builds running")
     assert app.return_code == 0

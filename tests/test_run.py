@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers import pilot_wait, run_command
 
 from trt_tui.core.events import State
 from trt_tui.core.inject.observer import ProgramRun, not_observable, program_name
@@ -40,8 +41,7 @@ def trt_tui(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedP
     """No terminal size of this process's (an app test before may have set $COLUMNS): output to a pipe
     is as wide as it needs."""
     env = kwargs.pop("env", None) or {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([sys.executable, "-m", "trt_tui", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=kwargs.pop("cwd", None), env=env)
+    return run_command([sys.executable, "-m", "trt_tui"], env, *args, timeout=timeout, cwd=kwargs.pop("cwd", None))
 
 
 def events(stdout: str) -> list[dict]:
@@ -330,20 +330,12 @@ def test_history_lists_the_builds_a_run_observed(models, tmp_path):
 # -- the app -------------------------------------------------------------------------------------------
 
 
-async def wait_for(pilot, condition, timeout: float) -> None:
-    start = time.monotonic()
-    while not condition():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await pilot.pause(0.05)
-
-
 async def test_app_shows_the_programs_builds_live(models, tmp_path):
     engine = tmp_path / "mnist.engine"
     run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine)])
     app = make_app(None, run=run)  # as `trt-tui run -- CMD` makes it
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
+        await pilot_wait(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
         program, build = app.views[1], app.views[2]
         assert program.state is State.SUCCEEDED and program.name == "own_monitor.py", (program.error, program.detail)
         assert any("monitor calls:" in log.message for log in program.logs)  # its stdout, in the log pane
@@ -353,10 +345,10 @@ async def test_app_shows_the_programs_builds_live(models, tmp_path):
         assert str(app.builds.get_cell("2", "Backend")).startswith("RTX 1."), "the program's TensorRT, with its version"
         assert len(app.phase_view.active_ids()) == 0 and app.phase_view.labels()
         await pilot.press("up")  # the program's row: its output in the log pane
-        await wait_for(pilot, lambda: app.selected == 1, 5)
+        await pilot_wait(pilot, lambda: app.selected == 1, 5)
         socket_dir = run.server.directory
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0 and engine.exists()
     assert not os.path.exists(socket_dir)
     time.sleep(0.2)
@@ -368,10 +360,10 @@ async def test_app_c_cancels_a_build_of_the_program(models, tmp_path):
     run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)])
     app = TrtTuiApp(AppConfig(paths=[]), run=run)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
+        await pilot_wait(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
         assert app.focused is app.builds
         await pilot.press("c")
-        await wait_for(pilot, lambda: app.views[2].state.final and app.views[1].state.final, 30)
+        await pilot_wait(pilot, lambda: app.views[2].state.final and app.views[1].state.final, 30)
         assert app.views[2].state is State.CANCELLED
         assert app.views[1].state is State.FAILED and "exited with code 3" in app.views[1].error
         assert any("monitor calls:" in log.message for log in app.views[1].logs)
@@ -389,10 +381,10 @@ async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
                       "--pause-at", "10", "8"], vitals=VitalsConfig(interval=0.2, stall_after=1.0))
     app = TrtTuiApp(AppConfig(paths=[]), run=run)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: 2 in app.views and str(app.builds.get_cell("2", "Vitals")) == STALLED, 30)
+        await pilot_wait(pilot, lambda: 2 in app.views and str(app.builds.get_cell("2", "Vitals")) == STALLED, 30)
         build = app.views[2]
         assert {v.pid for v in build.vitals} == {run.process.pid} and build.verdict == STALLED
-        await wait_for(pilot, lambda: build.stack is not None, 20)  # taken when it stalled, with a notice
+        await pilot_wait(pilot, lambda: build.stack is not None, 20)  # taken when it stalled, with a notice
         assert "CountingMonitor.step_complete" in build.stack.text
         for key in ("r", "f"):
             app.clear_notifications()
@@ -403,23 +395,23 @@ async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
                              " (run the program again)"], texts
         assert len(app.scheduler.jobs) == 2 and len(app.views) == 2
         await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, StackScreen), 30)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, StackScreen), 30)
         assert f"Process {run.process.pid}" in app.screen.text and "CountingMonitor.step_complete" in app.screen.text
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, StackScreen), 2)
         await pilot.press("up")
-        await wait_for(pilot, lambda: app.selected == 1, 5)
+        await pilot_wait(pilot, lambda: app.selected == 1, 5)
         app.clear_notifications()
         await pilot.press("r")
         await pilot.pause(0.1)
         assert [n.message for n in app._notifications] == [
             "trt-tui cannot rebuild what own_monitor.py builds: run the program again"]
-        await wait_for(pilot, lambda: app.views[1].state.final and build.state.final, 30)
+        await pilot_wait(pilot, lambda: app.views[1].state.final and build.state.final, 30)
         assert build.state is State.SUCCEEDED and app.views[1].state is State.SUCCEEDED
         assert str(app.builds.get_cell("2", "Peak")).endswith("MiB")
         assert len(app.scheduler.jobs) == 2
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 0 and engine.exists()
 
 
@@ -431,10 +423,10 @@ async def test_app_quit_during_a_build_leaves_nothing_of_the_program(models, tmp
                      grace=1.0)
     app = TrtTuiApp(AppConfig(paths=[]), run=run)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
+        await pilot_wait(pilot, lambda: 2 in app.views and app.views[2].tree.phases, 60)
         group = os.getpgid(run.process.pid)
         await pilot.press("q")
-        await wait_for(pilot, lambda: run.exited.is_set(), 10)
+        await pilot_wait(pilot, lambda: run.exited.is_set(), 10)
     assert app.views[2].state is State.CANCELLED and app.views[1].state is State.CANCELLED
     assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
     assert not engine.exists() and not list(tmp_path.iterdir())
@@ -449,18 +441,18 @@ async def test_app_cancelling_the_program_escalates_to_sigterm(models, tmp_path)
                       "--stubborn"], grace=grace)
     app = TrtTuiApp(AppConfig(paths=[]), run=run)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, lambda: 2 in app.views and app.views[2].state.final, 60)
+        await pilot_wait(pilot, lambda: 2 in app.views and app.views[2].state.final, 60)
         pid = run.process.pid
         await pilot.press("up")
-        await wait_for(pilot, lambda: app.selected == 1, 5)
+        await pilot_wait(pilot, lambda: app.selected == 1, 5)
         asked = time.monotonic()
         await pilot.press("c")
-        await wait_for(pilot, lambda: app.views[1].state.final, 10)
+        await pilot_wait(pilot, lambda: app.views[1].state.final, 10)
         took = time.monotonic() - asked
         assert app.views[1].state is State.CANCELLED
         assert app.views[1].detail == "stopped by trt-tui; ended by SIGTERM"
         assert grace <= took < grace + 2
         assert not psutil.pid_exists(pid)
         await pilot.press("q")
-        await wait_for(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first
     assert app.return_code == 130  # cancelled by trt-tui, whichever signal ended the program

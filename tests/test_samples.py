@@ -119,7 +119,7 @@ def test_write_samples_defaults_to_all_and_creates_the_directory(tmp_path, monke
     """Uses stand-in builders so that this stays fast; the real ones are covered above."""
     tiny = samples.make_model("mnist")
     monkeypatch.setattr(
-        samples, "SAMPLES", {n: samples.Sample(n, "stand-in", lambda: tiny) for n in samples.SAMPLES}
+        samples, "SAMPLES", {n: samples.SampleModel(n, "stand-in", lambda: tiny) for n in samples.SAMPLES}
     )
     directory = tmp_path / "nested" / "samples"
     paths = samples.write_samples(directory)

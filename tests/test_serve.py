@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers import pilot_wait
 
 from trt_tui.cli import main
 from trt_tui.core.build import BuildOptions, BuildSpec
@@ -119,14 +120,6 @@ def test_two_viewers_share_one_build(build_server, long_dir):
     late.remote.shutdown(timeout=5)
 
 
-async def _wait_pilot(pilot, condition, timeout: float = 60.0) -> None:
-    start = time.monotonic()
-    while not condition():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await pilot.pause(0.05)
-
-
 async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, long_dir):
     """The app attached to the server shows a build another viewer started; quitting it (`q`, as a
     closed tab does) stops nothing; a second app (a reload) replays the build and `c` cancels it."""
@@ -137,20 +130,20 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
 
     app = TrtTuiApp(config)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _wait_pilot(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
+        await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         assert app.selected == job.id
         assert app.builds.row_count == 1
         await pilot.press("q")
-        await _wait_pilot(pilot, lambda: not app.is_running, 10)
+        await pilot_wait(pilot, lambda: not app.is_running, 10)
     assert not server_job.final and not server_job.token.cancelled  # the build outlived its viewer
 
     reload = TrtTuiApp(config)
     async with reload.run_test(size=(160, 48)) as pilot:
-        await _wait_pilot(pilot, lambda: job.id in reload.views and reload.views[job.id].tree.phases)
+        await pilot_wait(pilot, lambda: job.id in reload.views and reload.views[job.id].tree.phases)
         view = reload.views[job.id]
         assert any(p.name == "Building engine" for p in view.tree.phases.values())
         await pilot.press("c")
-        await _wait_pilot(pilot, lambda: view.state is State.CANCELLED)
+        await pilot_wait(pilot, lambda: view.state is State.CANCELLED)
         assert reload.picker.models  # the model list is the app's own
         await pilot.press("w")  # one watcher per tab would rebuild once per tab: refused
         assert reload.watcher is None
@@ -178,7 +171,7 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
     server_job = build_server.scheduler.jobs[job.id]
     app = TrtTuiApp(AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60))
     async with app.run_test(size=(160, 48)) as pilot:
-        await _wait_pilot(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
+        await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         keys = {binding.key for _, binding, _, _ in app.screen.active_bindings.values()}
         assert "w" not in keys and "s" in keys
         palette = [command.title for command in app.get_system_commands(app.screen)]
@@ -189,11 +182,11 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
         pid = build_server.scheduler.executor.pid_of(server_job)
         assert pid is not None and pid != os.getpid()
         await pilot.press("s")
-        await _wait_pilot(pilot, lambda: isinstance(app.screen, StackScreen), 60)
+        await pilot_wait(pilot, lambda: isinstance(app.screen, StackScreen), 60)
         assert f"Process {pid}" in app.screen.text and "Thread" in app.screen.text
         await pilot.press("escape")
         await pilot.press("c", "c")
-        await _wait_pilot(pilot, lambda: app.views[job.id].state.final)
+        await pilot_wait(pilot, lambda: app.views[job.id].state.final)
         await pilot.press("s")  # over: the stacks it took when it stalled, or why there are none
         await pilot.pause(0.2)
         assert [n.message for n in app._notifications][-1] == f"Build #{job.id} has no running process to read"
@@ -699,13 +692,13 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
 
         app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, gpu_interval=60, session=SessionSettings(history=str(history))))
         async with app.run_test(size=(160, 48)) as pilot:
-            await _wait_pilot(pilot, lambda: first.id in app.views)
+            await pilot_wait(pilot, lambda: first.id in app.views)
             assert app.session.history is not None
             await pilot.press("enter")  # the highlighted model: mnist, built again by the server
-            await _wait_pilot(pilot, lambda: len(app.views) == 2)
+            await pilot_wait(pilot, lambda: len(app.views) == 2)
             second = app.views[max(app.views)]
             assert second.expected and "Building engine" in second.expected
-            await _wait_pilot(pilot, lambda: second.state is State.SUCCEEDED)
+            await pilot_wait(pilot, lambda: second.state is State.SUCCEEDED)
         viewer.remote.shutdown(timeout=5)
     finally:
         server.close()

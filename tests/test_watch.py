@@ -31,7 +31,7 @@ def resnet_bytes() -> bytes:
     return make_model("resnet50").SerializeToString()
 
 
-class Recorder:
+class ChangeRecorder:
     def __init__(self) -> None:
         self.changes: list[tuple[float, ModelChange]] = []
         self.lock = threading.Lock()
@@ -57,7 +57,7 @@ class Recorder:
 
 @pytest.fixture
 def watched(tmp_path):
-    recorder = Recorder()
+    recorder = ChangeRecorder()
     watcher = ModelWatcher([tmp_path], recorder)
     watcher.start()
     time.sleep(0.2)  # the watcher's first poll
@@ -141,7 +141,7 @@ def test_external_data_counts_as_the_model(tmp_path, mnist_bytes):
     path = tmp_path / "ext.onnx"
     onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
                     location="ext.weights", size_threshold=0)
-    rec = Recorder()
+    rec = ChangeRecorder()
     watcher = ModelWatcher([tmp_path], rec)
     watcher.start()
     try:

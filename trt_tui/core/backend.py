@@ -4,7 +4,7 @@ Both backends expose the same Python API for everything trt-tui uses; the differ
 (compute-capability targets in RTX, timing caches and precision flags only in full TensorRT) are
 answered here so that the build code asks the backend instead of checking module names.
 
-Importing TensorRT costs ~0.1 s of CPU (BENCHMARKS.md, issue #13 round 2). The process executor's
+Importing TensorRT costs a noticeable part of a short build's CPU time. The process executor's
 parent never builds, so it asks `find_backend` and `backend_version`, which answer from the installed
 files and their metadata, and leaves the import to the build's own process.
 """
@@ -153,8 +153,8 @@ def backend_version(name: str) -> str:
 def _version_installed_in(site: Path, name: str) -> str | None:
     """The version a `.dist-info` directory in `site` names (`tensorrt_rtx-1.7.1.116.dist-info`; the
     wheel format puts the distribution's name and version there, as its METADATA has them): one
-    listing of `site`, well under a millisecond, where importlib.metadata read every distribution's
-    METADATA (~25 ms at each build's check). Read again each time, so that a long-running app whose
+    listing of `site`, where importlib.metadata reads every distribution's METADATA at each
+    build's check. Read again each time, so that a long-running app whose
     TensorRT is upgraded keys its next engines with the new version."""
     wanted = _normalized(name)
     found = []

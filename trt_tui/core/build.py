@@ -351,7 +351,7 @@ def _parse_and_build(backend: Backend, spec: BuildSpec, state: MonitorState, cha
         if state._cancelled():
             raise _CancelledWhileWriting
 
-    hashing = _Digest(serialized)  # on a thread, while the engine is written: ~60 ms for ResNet-50
+    hashing = _Digest(serialized)  # on a thread, while the engine is written
     try:
         if writer is None:  # the engine and its sidecar (which names these bytes) go into place together
             size, digest = engine_file.install(serialized, spec.output, hashing.result, unless_cancelled)

@@ -14,8 +14,8 @@ engine that is up to date reads neither the model nor the engine; one that had t
 file and found its bytes unchanged records its new stamp (`sidecar.restamp`).
 
 Where the build happens whatever the files hold (`--force`, no engine yet, no record of it), nothing
-waits for the hashing: the fingerprint is taken beside the build (`Fingerprinting`), which for a
-100 MB model is ~0.4 s of reading and hashing that no longer comes before the build's first phase.
+waits for the hashing: the fingerprint is taken beside the build (`Fingerprinting`), so reading and
+hashing a large model no longer comes before the build's first phase.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ meanwhile.
 
 A child is started ahead as a spare (`serve`, `pool`): it imports, sets malloc up to keep what it
 frees and faults in as much heap as the pool expects the build to need (`malloc`), then waits for
-its one job. A build in a fresh process otherwise pays for every page it touches (ResNet-50: 143,000
-page faults, ~0.35 s), which a build in a process that built before does not.
+its one job. A build in a fresh process otherwise pays for every page it touches (a build's worth of
+page faults), which a build in a process that built before does not.
 
 Messages to the parent, in this order: `("started", t0)`, any number of `("events", [...])`,
 `("heap", bytes)` (the heap the build needed: what the next spare reserves, `HeapNeed`), and

@@ -1,8 +1,8 @@
 """A model's digests remembered across processes, by the SHA-256 of the model file's bytes.
 
 A build's fingerprint names each initializer and node of its model by a digest of its bytes (so that
-`trt-tui history diff` can say which changed). Finding them walks the whole model (light_inception_v2,
-916 nodes: ~20-30 ms of CPU; a 100 MB model reads every byte), and a process remembers them only while
+`trt-tui history diff` can say which changed). Finding them walks the whole model (every node, and
+every byte of the weights), and a process remembers them only while
 it runs, so every `trt-tui build` of a model whose engine has no record yet (a new output path, the
 first build with other options, CI's `--force` into a fresh directory) walked it again: with the
 thread executor, under the GIL the build shares.

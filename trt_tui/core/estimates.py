@@ -44,7 +44,7 @@ LOOK_BACK = 50
 def median_phases(records: list[RecordedBuild]) -> dict[str, float] | None:
     """Median seconds per phase path over `records` (a phase missing from some of them: the median of
     those it appears in); None without records."""
-    import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay ~4 ms
+    import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay for it
 
     samples: dict[str, list[float]] = {}
     for rec in records:

@@ -105,7 +105,7 @@ class GpuSampler:
             missing = "No NVIDIA GPU: nvidia-ml-py (pynvml) is not installed"
             if not _findable("pynvml"):
                 return self._fail(now, missing)
-            if not nvml_loads():  # what pynvml's nvmlInit would find, without importing it (~20 ms)
+            if not nvml_loads():  # what pynvml's nvmlInit would find, without importing it
                 return self._fail(now, "No NVIDIA GPU: NVML library not found")
             try:
                 import pynvml

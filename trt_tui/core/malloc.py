@@ -1,15 +1,14 @@
 """glibc malloc, set up for processes that build engines: memory a build frees stays for the next.
 
-A TensorRT build allocates and frees hundreds of megabytes (ResNet-50: ~560 MB touched, 143,000 minor
-page faults). Each page the process has not touched before costs a fault and the kernel's zeroing:
-about 2.6 us a page on the 2-core machine of BENCHMARKS.md, so the first ResNet-50 build in a process
-takes ~0.35 s longer than the next one does when malloc kept the memory. glibc's defaults give it
+A TensorRT build allocates and frees hundreds of megabytes. Each page the process has not touched
+before costs a fault and the kernel's zeroing, so the first build in a process takes noticeably longer
+than the next one does when malloc kept the memory (BENCHMARKS.md). glibc's defaults give it
 back, in three ways this module turns off:
 
 - Arenas. glibc gives each thread that contends for the main arena one of its own, and unmaps a
   non-main arena's heaps as soon as they empty. A build on a worker thread (the thread executor), and
-  TensorRT's own threads, then fault their memory in afresh on every build (141,735 faults, 1.35x a
-  bare build; 1.005x with one arena). `M_ARENA_MAX` 1 makes every thread allocate from the main arena.
+  TensorRT's own threads, then fault their memory in afresh on every build (DESIGN.md and
+  BENCHMARKS.md: the thread executor's ratio to a bare build). `M_ARENA_MAX` 1 makes every thread allocate from the main arena.
 - Trimming. The main arena returns its top to the kernel once more than `M_TRIM_THRESHOLD` (128 KiB
   by default) is free there. The threshold is raised so the heap keeps what a build freed.
 - The mmap threshold. Blocks above it are mmapped and unmapped on free, so they fault again each time.

@@ -121,11 +121,11 @@ class MonitorState:
             if not self.callbacks & YIELD_EVERY:
                 # Hand the GIL over now and then. Callers that never release it (Python threads
                 # calling back as fast as they can) otherwise starve whoever drains the events, the
-                # UI or the child's sender, for hundreds of milliseconds. Every 64 callbacks, not 256:
-                # with 16 such threads in the app's process the newest state reached the screen after
-                # 93-177 ms (p95), and after 41-48 ms now, while 430k+ callbacks/s are still absorbed
-                # (BENCHMARKS.md, issue #13 round 6). A real build calls back a few hundred times in
-                # all (ResNet-50: ~260) and reaches this line a handful of times.
+                # UI or the child's sender, for hundreds of milliseconds. Every 64 callbacks rather than 256:
+                # with many such threads the newest state reaches the screen about twice as soon,
+                # and the monitor still absorbs far more callbacks than any build makes (BENCHMARKS.md,
+                # latency). A real build calls back a few hundred times in all and reaches this line a
+                # handful of times.
                 time.sleep(0)
         except BaseException as exc:
             self._internal_error("step_complete", exc)

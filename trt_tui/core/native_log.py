@@ -2,10 +2,9 @@
 
 Why: TensorRT calls its logger for every line it has, whatever severity anyone asked for, and a Python
 `ILogger` costs a trip through pybind11 (the GIL, the override's lookup, a new enum, a new str) for
-each of them. A light_inception_v2 build logs 31,221 lines, 31,198 of them verbose. Measured on its
-parse (9,472 of those lines, 40 rounds, paired): a Python logger that does nothing costs 1.26 us a
-line, trt-tui's routing one 2.34 us (1.79 us since it drops a verbose line first), so ~0.06-0.07 s of a
-~2.2 s build on 2 cores (BENCHMARKS.md, issue #13 round 8). `trt.Logger(min_severity)` drops them in
+each of them. A build of a model with many nodes logs tens of thousands of lines, nearly all of them
+verbose, so even a Python logger that does nothing costs a visible share of a short build (BENCHMARKS.md
+has the figure). `trt.Logger(min_severity)` drops them in
 C++ for nothing, but prints what it keeps to stdout and cannot say which build a line belongs to.
 
 So where a process's stdout is nobody else's and its builds run one at a time (`dedicated_stdout`: the

@@ -2,7 +2,7 @@
 started once for the whole process.
 
 Its own module, with little else in it: every build asks it (the fingerprint's GPU, the vitals' GPU
-memory), and `gpu`'s dataclasses alone cost an import ~4 ms.
+memory), and importing `gpu`'s dataclasses for that would cost every build an import.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Literal
 def nvml_present() -> bool:
     """Whether NVML's library can be loaded here at all (Linux: what pynvml's `nvmlInit` loads
     first). Where it cannot (no NVIDIA driver installed: CI, the 2-core machine, a laptop), importing
-    pynvml only to have `nvmlInit` fail costs a build ~20 ms of CPU for nothing; a failed `dlopen`
-    costs ~0.1 ms. Asked once per process. Elsewhere than on Linux it answers True: pynvml decides."""
+    pynvml only to have `nvmlInit` fail costs a build CPU for nothing, where a failed `dlopen` costs
+    next to nothing. Asked once per process. Elsewhere than on Linux it answers True: pynvml decides."""
     global _nvml_present
     with _nvml_lock:
         if _nvml_present is None:
@@ -42,8 +42,8 @@ def nvml_started():
     """pynvml with NVML initialised, or None where it cannot start here. Started once per process and
     left running until the process exits (NVML counts its users, so the app's GPU panel may start and
     stop it for itself beside this). The fingerprint's GPU description used to start it and shut it
-    down, and the vitals started it again: on a GPU host a process's first build paid ~12 ms, ~10 ms
-    and ~2.5 ms for that (`bench/sidework.py`). Where it failed once, it is not tried again in this
+    down, and the vitals started it again, each time paid by a process's first build on a GPU host
+    (`bench/sidework.py` measures it). Where it failed once, it is not tried again in this
     process."""
     global _started
     with _start_lock:

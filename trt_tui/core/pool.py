@@ -1,7 +1,7 @@
 """A warm spare for the process executor: a build process started ahead, its imports done.
 
-A fresh build process pays ~0.15 s before its build starts: a new interpreter, trt-tui's build code
-and the TensorRT module to import (BENCHMARKS.md, benchmark 7). The pool keeps one process ready that
+A fresh build process pays for a new interpreter, trt-tui's build code and the TensorRT module to
+import before its build starts (BENCHMARKS.md gives the figure). The pool keeps one process ready that
 has paid it already (`child.serve`: imports, then waits on its control pipe for one job). Taking the
 spare starts the next one in the background, so back-to-back builds each find one waiting.
 
@@ -9,9 +9,9 @@ The spare also faults in the heap the next build is expected to need (`malloc.re
 that any of the last `REMEMBER` builds needed, as their processes reported it, capped at
 `RESERVE_CAP` and a quarter of the memory available. Where the machine has cores to spare
 (`SPARE_CORES`), a spare started while a build runs reserves at once, beside that build; on fewer
-cores that would slow the build down (2 cores: ResNet-50 1.39 -> 1.54 s in the app), so there a
+cores the two would compete for the CPU and slow the build down, so there a
 spare reserves only once no build of this pool runs (`learn`, after each build). A fresh process's
-first build otherwise pays for every page it touches (ResNet-50 on 2 cores: ~0.35 s of its ~1.1 s).
+first build otherwise pays for every page it touches, a large part of a short build.
 The price is that memory, held by the waiting spare: `reserve_cap` bounds it (`trt-tui
 --spare-memory`), and 0 (or `warm=False`) turns the reserve off. A new pool has seen no build yet:
 `seed` gives it what the newest builds in the history needed, so that the first build of a new app or
@@ -127,8 +127,7 @@ def may_fork() -> bool:
     """Whether a build process may be forked from this one rather than spawned: on Linux, in a
     process with a single thread that has not loaded TensorRT, NVML or CUDA. That is `trt-tui build`
     and the app as they start their first build processes, before anything else: the child then skips
-    starting an interpreter and importing trt-tui's build code again (85 ms on a 16-core host, ~130 ms
-    on 2 cores), and multiprocessing's resource tracker, a third process, is never started. Anywhere
+    starting an interpreter and importing trt-tui's build code again, and multiprocessing's resource tracker, a third process, is never started. Anywhere
     else, with threads running (a build in progress, the app once it runs), a fork could inherit a
     lock some other thread held at that instant, so the spare is spawned."""
     if not sys.platform.startswith("linux") or threading.active_count() != 1:

@@ -22,7 +22,7 @@ from . import atomic
 
 __all__ = [
     "SAMPLES",
-    "Sample",
+    "SampleModel",
     "make_dynamic_model",
     "make_model",
     "make_unsupported_op_model",
@@ -40,7 +40,7 @@ Shape = Sequence[int | str]
 
 
 @dataclass(frozen=True)
-class Sample:
+class SampleModel:
     """A named sample model and the function that builds it."""
 
     name: str
@@ -213,14 +213,14 @@ def _densenet(block_config: Sequence[int], growth: int, seed: int) -> onnx.Model
     return g.model("densenet", [1, 3, 224, 224], [1, 1000])
 
 
-# The "densenet" sample exists to give a build that takes long enough (>= 10 s on 2 CPU cores) to
-# watch and cancel. A random-weight DenseNet-121 (blocks 6,12,24,16, growth 32) builds in about 1 s
-# with TensorRT-RTX 1.7.1 there. Build time grows with the total number of Concat inputs (almost all
+# The "densenet" sample exists to give a build that takes long enough to watch and cancel. A
+# random-weight DenseNet-121 (blocks 6,12,24,16, growth 32) builds too fast for that with
+# TensorRT-RTX. Build time grows with the total number of Concat inputs (almost all
 # of it in the "Determining refit engines" phase), while the file grows with that number times the
-# growth rate squared, so the sample is a much deeper DenseNet-BC with growth 8: it builds in about
-# 15 s from a 90 MB file, where the same depth at growth 32 would need over 1 GB.
+# growth rate squared, so the sample is a much deeper DenseNet-BC with growth 8: a long build from a
+# file a sixteenth of the size the same depth at growth 32 would need.
 # That phase is a single progress step, so a cancel requested through IProgressMonitor only takes
-# effect when it ends, about 14 s in; stopping sooner means stopping the build's process.
+# effect when it ends, near the end of the build; stopping sooner means stopping the build's process.
 DENSENET_BLOCKS = (6, 12, 224, 160)
 DENSENET_GROWTH = 8
 DENSENET_DEPTH = 2 * sum(DENSENET_BLOCKS) + 5  # counted like the 121 in DenseNet-121
@@ -230,12 +230,12 @@ def _slow_densenet() -> onnx.ModelProto:
     return _densenet(DENSENET_BLOCKS, DENSENET_GROWTH, seed=121)
 
 
-SAMPLES: dict[str, Sample] = {
+SAMPLES: dict[str, SampleModel] = {
     sample.name: sample
     for sample in (
-        Sample("mnist", "Tiny MNIST conv net, 1x1x28x28 -> 10; builds in well under a second", _mnist),
-        Sample("resnet50", "ResNet-50, 1x3x224x224 -> 1000, random weights (~100 MB)", _resnet50),
-        Sample(
+        SampleModel("mnist", "Tiny MNIST conv net, 1x1x28x28 -> 10; builds in well under a second", _mnist),
+        SampleModel("resnet50", "ResNet-50, 1x3x224x224 -> 1000, random weights (~100 MB)", _resnet50),
+        SampleModel(
             "densenet",
             f"DenseNet-{DENSENET_DEPTH} (blocks {','.join(map(str, DENSENET_BLOCKS))}, growth"
             f" {DENSENET_GROWTH}), 1x3x224x224 -> 1000, random weights; a deliberately slow build"

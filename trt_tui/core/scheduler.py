@@ -96,9 +96,9 @@ class Scheduler:
         waiting for one may start meanwhile (`gpu_slots`).
 
         `pump_interval`: how often the buffers are drained. An event waits up to one interval, then
-        for the subscriber (the app's repaint); 25 ms keeps the newest state on screen within
-        ~50 ms at a real build's rate (50 ms measured p95 65-110 ms), at no cost in throughput, and
-        the app repaints at most 40 times a second."""
+        for the subscriber (the app's repaint); the default keeps the newest state on screen soon
+        after it happens at no cost in throughput (BENCHMARKS.md, latency), and bounds how often the
+        app repaints."""
         if max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
         self.max_jobs = max_jobs

@@ -6,8 +6,8 @@ tell an engine of ours, which it may replace, from a user's file of the same nam
 
 It also keeps the `stamp` each file had when its hash was taken (`stamps`: the engine's, and the
 model's and its data files'): a file whose stamp is unchanged holds the bytes hashed then, so a
-check of an unchanged model and engine reads neither (ResNet-50: 200 MB that were read and hashed at
-every `trt-tui build` of an engine already up to date). Any change to a file changes its stamp, and
+check of an unchanged model and engine reads neither (both used to be read and hashed whole at every
+`trt-tui build` of an engine already up to date). Any change to a file changes its stamp, and
 the file is hashed again.
 """
 

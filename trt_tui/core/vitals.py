@@ -1,7 +1,7 @@
 """Vitals: is a build working or stuck? Read from outside the process that runs it.
 
-TensorRT can sit for seconds inside one step without a callback (11.8 s of a 13.7 s DenseNet build
-in one step of "Determining refit engines"). The phase tree freezes meanwhile; these readings say
+TensorRT can sit for seconds inside one step without a callback (most of the DenseNet sample's
+build is one step of "Determining refit engines"). The phase tree freezes meanwhile; these readings say
 whether the build is still working.
 
 A `VitalsWatch` is a sampler thread in the process that *owns* the build's process: the parent for

@@ -126,7 +126,7 @@ class StackScreen(ModalScreen):
         self.job, self.text, self.taken = job, text, taken
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import TextArea  # ~15 ms of import, paid only when stacks are shown
+        from textual.widgets import TextArea  # a heavy import, paid only when stacks are shown
 
         with Vertical():
             yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",

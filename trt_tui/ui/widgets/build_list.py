@@ -33,7 +33,7 @@ _STATE_ORDER = {state: i for i, state in enumerate(State)}
 
 
 @dataclass
-class _Row:
+class _BuildRow:
     job: int
     cells: dict[str, Text] = field(default_factory=dict)
     values: dict[str, object] = field(default_factory=dict)  # what each cell was given (get_cell)
@@ -94,7 +94,7 @@ class BuildList(CachedRows, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.palette: Palette = PLAIN
-        self._rows: dict[int, _Row] = {}
+        self._rows: dict[int, _BuildRow] = {}
         self._all: list[int] = []  # job ids, in the order they were added
         self._order: list[int] = []  # the job ids shown, top to bottom
         self.sort_column: str | None = None  # None: the order they were added in
@@ -118,7 +118,7 @@ class BuildList(CachedRows, can_focus=True):
         return self._order[self.cursor_row] if self._order else None
 
     def add_build(self, job: int, model: str, backend: str) -> None:
-        self._rows[job] = _Row(job)
+        self._rows[job] = _BuildRow(job)
         self._all.append(job)
         self._order.append(job)
         cells: dict[str, str | Text] = {

@@ -49,8 +49,8 @@ class LogPane(RichLog):
 
     # RichLog grows its virtual size with every line written, and Widget's `virtual_size` asks for a
     # layout of the whole screen when it changes: during a build every frame that brought a log
-    # line re-laid out and re-rendered every widget (BENCHMARKS.md: most of the app's ~0.2 s of CPU
-    # per second of build). The pane's own size does not depend on its content (`height: 1fr`), so
+    # line re-laid out and re-rendered every widget (most of the app's CPU during a build; the
+    # figure is in BENCHMARKS.md). The pane's own size does not depend on its content (`height: 1fr`), so
     # a new line only needs this widget repainted and its scrollbars updated.
     virtual_size = Reactive(Size(0, 0), layout=False)
     _batching = False  # while lines are written as one change (`_write_all`)
@@ -63,7 +63,7 @@ class LogPane(RichLog):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # RichLog's `render_line` works out the widget's style (a walk up every ancestor's styles)
-        # and its content width for each line: ~0.1 ms a line, most of this pane's repaint. Neither
+        # and its content width for each line, most of this pane's repaint. Neither
         # changes within one render, so they are taken once for all its lines.
         self._line_style = (self.rich_style, self.scrollable_content_region.width)
         try:

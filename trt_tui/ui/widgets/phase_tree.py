@@ -33,7 +33,7 @@ TOGGLE = 2  # "▼ " on a phase with children, blank on a leaf
 
 
 @dataclass
-class _Row:
+class _PhaseRow:
     pid: int
     depth: int
     guides: str  # "│ ├ ": one guide per level below the first, then this row's own branch
@@ -77,7 +77,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._labels: dict[int, Text] = {}
         self._versions: dict[int | None, int] = {}  # phase id (None: the title) → changes to its text
         self._collapsed: set[int] = set()
-        self._rows: list[_Row] = []
+        self._rows: list[_PhaseRow] = []
         self._line_of: dict[int, int] = {}  # phase id → line (the title is line 0)
         self._styles: tuple[Style, Style, Style] | None = None  # base, guides, cursor
         self._cursor: int | None = None  # the phase under the cursor; None: the title
@@ -217,7 +217,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
 
     def _layout_rows(self) -> None:
         """The visible rows, with their guides, from the phases shown and what is folded."""
-        rows: list[_Row] = []
+        rows: list[_PhaseRow] = []
         tree = self._phases
         if tree is not None:
             phases, shown = tree.phases, self._depths
@@ -228,7 +228,7 @@ class PhaseTreeView(CachedRows, can_focus=True):
                     last = i == len(pids) - 1
                     # a top phase has no branch: there is nothing above it to hang from
                     branch, below = ("└ ", "  ") if last else ("├ ", "│ ")
-                    rows.append(_Row(pid, depth, prefix + branch if depth else ""))
+                    rows.append(_PhaseRow(pid, depth, prefix + branch if depth else ""))
                     if pid not in self._collapsed:
                         visit(phases[pid].children, depth + 1, prefix + below if depth else "")
 
