@@ -28,10 +28,10 @@ class Recorder:
     events: dict[int, list[Event]] = field(default_factory=dict)
     arrivals: dict[int, list[tuple[float, Event]]] = field(default_factory=dict)
 
-    def __call__(self, job: BuildJob, events: list[Event]) -> None:
+    def __call__(self, job: int, events: list[Event]) -> None:
         now = time.monotonic()
-        self.events.setdefault(job.id, []).extend(events)
-        self.arrivals.setdefault(job.id, []).extend((now, e) for e in events)
+        self.events.setdefault(job, []).extend(events)
+        self.arrivals.setdefault(job, []).extend((now, e) for e in events)
 
     def states(self, job: BuildJob) -> list[State]:
         return [e.state for e in self.events.get(job.id, []) if type(e) is StateChanged]

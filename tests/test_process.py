@@ -45,9 +45,9 @@ class Recorder:
         self.events: dict[int, list] = {}
         self._changed = threading.Condition()
 
-    def __call__(self, job, events) -> None:
+    def __call__(self, job: int, events) -> None:
         with self._changed:
-            self.events.setdefault(job.id, []).extend(events)
+            self.events.setdefault(job, []).extend(events)
             self._changed.notify_all()
 
     def wait_for_phase(self, job, name: str, timeout: float = 60.0) -> None:
@@ -139,7 +139,7 @@ def test_cooperative_cancel_that_lands(samples, tmp_path):
     def cancel_at_first_phase(job, events):
         if not cancelled_at and any(type(e) is PhaseStart for e in events):
             cancelled_at.append(time.monotonic())
-            scheduler.cancel(job.id)
+            scheduler.cancel(job)
 
     scheduler.subscribe(cancel_at_first_phase)
     # The densenet's early phases take ~0.6 s and report steps: room for a cancel to be honoured.

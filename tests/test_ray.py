@@ -28,6 +28,7 @@ from trt_tui.core.history import History  # noqa: E402
 from trt_tui.core.ray_executor import RayExecutor, RayResources  # noqa: E402
 from trt_tui.core.scheduler import Scheduler  # noqa: E402
 from trt_tui.core.session import make_session  # noqa: E402
+from trt_tui.core.tracker import Trackers  # noqa: E402
 from trt_tui.core.vitals import VitalsConfig, dump_stack  # noqa: E402
 
 TIMEOUT = 180.0
@@ -59,12 +60,16 @@ class Recorder:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.seen: list[tuple[float, object, State]] = []
+        self.seen: list[tuple[float, object, State]] = []  # each event, with its build's state then
+        self.builds = Trackers()
 
     def __call__(self, job, events) -> None:
         now = time.monotonic()
         with self.lock:
-            self.seen.extend((now, e, job.state) for e in events)
+            build = self.builds.fold(job, ())
+            for e in events:
+                build.apply(e)
+                self.seen.append((now, e, build.state))
 
     def events(self, job_id: int) -> list:
         with self.lock:
@@ -126,7 +131,7 @@ def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_di
 
     def cancel_at_first_phase(job, events):
         if any(type(e) is PhaseStart for e in events):
-            scheduler.cancel(job.id)
+            scheduler.cancel(job)
 
     scheduler.subscribe(cancel_at_first_phase)
     out = tmp_path / "c.engine"

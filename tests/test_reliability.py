@@ -138,7 +138,7 @@ class Phases:
         self.started: dict[int, list[str]] = {}
 
     def __call__(self, job, events) -> None:
-        self.started.setdefault(job.id, []).extend(e.name for e in events if type(e) is PhaseStart)
+        self.started.setdefault(job, []).extend(e.name for e in events if type(e) is PhaseStart)
 
     def has(self, job, name: str) -> bool:
         return name in self.started.get(job.id, [])

@@ -27,17 +27,26 @@ from textual.widgets import DataTable, Input
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import expected_for, slow_phases
-from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
+from ..core.events import (
+    Log,
+    PhaseFinish,
+    PhaseStart,
+    SpecSummary,
+    StackDump,
+    State,
+    StateChanged,
+    Step,
+    Vitals,
+)
 from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
-from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
 from ..core.session import make_session
 from ..core.units import human_bytes
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from .build_actions import BuildControls
-from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict
+from .build_view import PLAIN, BuildView, Palette, backend_label, build_title, phase_verdict, queued_spec
 from .commands import BINDINGS, COMMANDS, PICKER_ACTIONS, keymap, with_keys
 from .config import AppConfig
 from .guard import guarded
@@ -280,17 +289,17 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
 
     # -- builds -------------------------------------------------------------------------------------
 
-    def _on_scheduler_events(self, job: BuildJob, events: list) -> None:
+    def _on_scheduler_events(self, job: int, events: list) -> None:
         """Called on the scheduler's pump thread: only hand over."""
-        self.post_message(BuildEvents(job.id, events))
+        self.post_message(BuildEvents(job, events))
 
-    def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
+    def submit(self, model: str, force: bool = False, replace: bool = False):
         path = Path(model)
         spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
         if self._quitting or (job := submit_once(self, spec)) is None:
             return None
         self.rebuilder.track(path.resolve(), job)
-        self._add_view(job, model)
+        self._add_view(job.id, model, spec.summary())
         self._user_placed = True
         self._place_new(job.id, asked=True)
         return job
@@ -302,17 +311,16 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             self.select_build(job)
             self.builds.move_to(job)
 
-    def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
-        model = model or str(job.spec.model)
-        path = job.spec.model
-        view = self.views[job.id] = BuildView(job, self.clock, name=self.picker.display_name(model))
+    def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
+        path = Path(given.model)
+        view = self.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
         history = self.session.history
         if history is not None:
             try:
                 view.expected, view.expected_from_older = expected_for(history, path.resolve())
             except Exception:
                 view.expected = None
-        self.builds.add_build(job.id, view.name, job.spec.options.backend)
+        self.builds.add_build(job, view.name, given.backend)
         return view
 
     @on(BuildEvents)
@@ -320,28 +328,16 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
     def _build_events(self, message: BuildEvents) -> None:
         if message.job in self._dropped:
             return
-        view = self.views.get(message.job) or self._adopt(message.job)
+        view = self.views.get(message.job) or self._adopt(message.job, message.events)
         if view is None:
-            job = self.scheduler.jobs.get(message.job)  # attached: a build another viewer started
-            if job is None:
-                return
-            view = self._add_view(job)
-            if self.selected is None:
-                self.select_build(job.id)
+            return
         view.last_event_at = self.clock()
         new_phases, touched, new_logs, state_changed = [], set(), [], False
         for event in message.events:
             kind = type(event)
-            view.tree.apply(event)
-            if kind is Step or kind is PhaseStart or kind is PhaseFinish:
-                view.last_callback = event.t
-            if kind is Step:
+            view.apply(event)
+            if kind is Step or kind is PhaseFinish:
                 touched.add(event.phase)
-            elif kind is PhaseFinish:
-                touched.add(event.phase)
-                phase = view.tree.phases.get(event.phase)
-                if view.job.token.cancelled and phase is not None and phase.finished_early:
-                    view.stopped.add(event.phase)
             elif kind is PhaseStart:
                 new_phases.append(event.phase)
             elif kind is Log:
@@ -350,8 +346,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             elif kind is Vitals:
                 self._vitals(view, event)
             elif kind is StackDump:
-                view.stack = event
-                self.notify(f"#{view.job.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
+                self.notify(f"#{view.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
             elif kind is StateChanged:
                 if view.watched and event.state is State.SKIPPED:  # an up-to-date touch: no row for it
                     self._drop(view)
@@ -368,19 +363,20 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         if state_changed:  # else its clock and progress move on the slow tick, with the rest of the left
             self._update_row(view)
 
-    def _adopt(self, job_id: int) -> BuildView | None:
-        """A job the app did not submit (a build of the program `trt-tui run` runs) joins the list."""
-        job = self.scheduler.jobs.get(job_id)
-        if job is None:
+    def _adopt(self, job: int, events: list) -> BuildView | None:
+        """A job the app did not submit (a build of the program `trt-tui run` runs, or one another
+        viewer started) joins the list, as its queued state says it."""
+        spec = queued_spec(events)
+        if spec is None:
             return None
-        view = self.views[job.id] = BuildView(job, self.clock, name=str(job.spec.model))
-        self.builds.add_build(job.id, view.name, job.spec.options.backend)
-        self._place_new(job.id)
+        view = self.views[job] = BuildView.of(job, self.clock, name=spec.model)
+        self.builds.add_build(job, view.name, spec.backend)
+        self._place_new(job)
         return view
 
     def _drop(self, view: BuildView) -> None:
         """A build that found nothing to do leaves the list (and the selection, if it had it)."""
-        job = view.job.id
+        job = view.id
         self._dropped.add(job)
         del self.views[job]
         self.builds.remove_build(job)
@@ -394,42 +390,37 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         if view.state.final:  # the last reading, sent as the build ended: its peak is the build's
             self._show_vitals(view)
         else:
-            self._due_vitals.add(view.job.id)  # shown on the slow tick
+            self._due_vitals.add(view.id)  # shown on the slow tick
 
     def _show_vitals(self, view: BuildView) -> None:
         latest = view.vitals[-1]
         # A finished build is neither working nor stalled: its row keeps only the peak.
         verdict = None if view.state.final else latest.verdict
-        self.builds.set_verdict(view.job.id, verdict, latest.peak_rss_bytes)
-        if self.selected == view.job.id:
+        self.builds.set_verdict(view.id, verdict, latest.peak_rss_bytes)
+        if self.selected == view.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
-        view.state = event.state
-        if event.reason:
-            view.reason = event.reason
-        view.detail, view.error = event.detail, event.error
-        model = str(view.job.spec.model)
-        self.builds.set_state(view.job.id, event.state, event.forecast)
+        model = str(view.model)
+        self.builds.set_state(view.id, event.state, event.forecast)
         if event.backend:
-            view.backend = event.backend
-            self.builds.set_cell(view.job.id, "Backend", backend_label(event.backend))
+            self.builds.set_cell(view.id, "Backend", backend_label(event.backend))
         self.picker.set_last_state(model, event.state)  # a running build is the model's last one too
         if event.state.final:
             view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
-                self._due_vitals.discard(view.job.id)
+                self._due_vitals.discard(view.id)
             if event.engine_bytes is not None:
-                self.builds.set_size(view.job.id, "Engine", event.engine_bytes)
+                self.builds.set_size(view.id, "Engine", event.engine_bytes)
             if event.peak_rss_bytes is not None:
-                self.builds.set_size(view.job.id, "Peak", event.peak_rss_bytes)
+                self.builds.set_size(view.id, "Peak", event.peak_rss_bytes)
             self.notifier.ended(view, event)  # toasts, and the bell after a long build
-        if self.selected == view.job.id:
+        if self.selected == view.id:
             self.phase_view.set_title(build_title(view, self.palette))
 
     def _update_row(self, view: BuildView) -> None:
-        self.builds.set_progress(view.job.id, view.fraction(), view.elapsed())
+        self.builds.set_progress(view.id, view.fraction(), view.elapsed())
 
     @guarded
     def _tick(self) -> None:
@@ -519,14 +510,14 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             return
         view = self.views[self.selected]
         if view.state.final:
-            self.notify(f"Build #{view.job.id} already {view.state.value}")
+            self.notify(f"Build #{view.id} already {view.state.value}")
             return
-        again = view.job.token.cancelled
-        self.scheduler.cancel(view.job.id, force=again)
+        again, view.cancel_asked = view.cancel_asked, True
+        self.scheduler.cancel(view.id, force=again)
         if again:
-            self.notify(f"Forcing cancel of #{view.job.id}")
+            self.notify(f"Forcing cancel of #{view.id}")
         else:
-            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)", markup=False)
+            self.notify(f"Cancelling #{view.id} {view.model.name} (c again to force)", markup=False)
 
     def action_cancel_all(self) -> None:
         n = self.scheduler.cancel_all()
@@ -538,7 +529,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             return
         model = None
         if self.selected is not None:
-            model = str(self.views[self.selected].job.spec.model)
+            model = str(self.views[self.selected].model)
         elif (path := self.picker.highlighted_path()) is not None:
             model = path
         if model is not None:
@@ -548,7 +539,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self.run_ is not None:
             return self.action_rebuild()
-        model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
+        model = str(self.views[self.selected].model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:
             force_rebuild(self, model)
 
@@ -585,8 +576,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
     def _spec_for(self, model: Path) -> BuildSpec:
         return BuildSpec(model, default_output(model), options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
 
-    def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
-        self._add_view(job, self._model_key(model)).watched = True
+    def _rebuilding(self, model: Path, job, change) -> None:
+        self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True
         self._place_new(job.id)
 
     def _model_key(self, path: Path) -> str:
@@ -616,7 +607,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         recorder = self.session.recorder
         try:
             recorded = recorder.recorded if recorder is not None else {}
-            self.push_screen(diff_of_build(self.session.history, recorded, view.job.id, view.reason))
+            self.push_screen(diff_of_build(self.session.history, recorded, view.id, view.reason))
         except NothingToCompare as exc:
             self.notify(str(exc), severity="warning", markup=False)
 
@@ -626,10 +617,10 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         if view is None:
             self.notify("No build selected", severity="warning")
         elif view.state.final:
-            self.post_message(StackRead(view.job.id, None))
+            self.post_message(StackRead(view.id, None))
         else:
-            self.notify(f"Reading the stacks of #{view.job.id}…")
-            self._read_stack(view.job.id)
+            self.notify(f"Reading the stacks of #{view.id}…")
+            self._read_stack(view.id)
 
     @work(thread=True, group="stack", exit_on_error=False)
     def _read_stack(self, job: int) -> None:

@@ -73,7 +73,7 @@ class BuildListActions:
         table = {command.action for command in COMMANDS}
         actions = [(action, label) for action, label in MENU
                    if action in table and self.check_action(action, ()) is not False]
-        title = f"#{view.job.id} {view.name} · {view.state.value}"
+        title = f"#{view.id} {view.name} · {view.state.value}"
         self.push_screen(ActionMenu(title, actions), self._menu_chosen)
 
     def _menu_chosen(self, action: str | None) -> None:
@@ -104,9 +104,9 @@ class BuildListActions:
         if view is None:
             self.notify("No build selected", severity="warning")
             return
-        engine = view.job.spec.output
+        engine = view.output
         if view.state not in (State.SUCCEEDED, State.SKIPPED) or not engine.exists():
-            self.notify(f"#{view.job.id} has no engine yet ({engine})", severity="warning", markup=False)
+            self.notify(f"#{view.id} has no engine yet ({engine})", severity="warning", markup=False)
             return
         self.copy_to_clipboard(str(engine))
         self.notify(f"Copied {engine}", markup=False)
@@ -118,7 +118,7 @@ class BuildListActions:
         view = self.views.get(self.selected) if self.selected is not None else None
         model = self.picker.highlighted_path() if self.run_ is None else None
         if view is not None and (model is None or self.focused is self.builds):
-            model = str(view.job.spec.model)
+            model = str(view.model)
         if model is None:
             self.notify("No model highlighted", severity="warning")
             return
