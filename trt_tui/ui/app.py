@@ -525,7 +525,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
 
     def action_rebuild(self) -> None:
         if self.run_ is not None:  # a run's builds are its program's: trt-tui cannot make them again
-            self.notify(self.run_.why_no_rebuild(self.scheduler.jobs.get(self.selected)), markup=False)
+            self.notify(self.run_.why_no_rebuild(self.selected), markup=False)
             return
         model = None
         if self.selected is not None:
