@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from .backend import loaded_backend
 from .events import State
 from .forecast import forecast_fields
 from .history import BUSY_TIMEOUT, History, HistoryError
@@ -37,11 +38,17 @@ def record_of(build: BuildTracker) -> dict:
     fingerprint = final.fingerprint
     model = fingerprint.get("model") if fingerprint is not None else None
     backend, version = build.backend_name_version
+    if not backend and fingerprint is not None and fingerprint.get("backend"):
+        # a build that ended before it said: the backend the engine cache found, without importing it
+        backend, version = str(fingerprint["backend"]), str(fingerprint.get("backend_version") or "")
+    elif not backend and spec is not None:  # else the one already loaded here, else the one asked for
+        loaded = loaded_backend(spec.backend)
+        backend, version = (loaded.name, loaded.version) if loaded is not None else (spec.backend, "")
     fields = dict(
         model=build.model,
         model_hash=model.get("hash") if isinstance(model, dict) else None,
         options=spec.options if spec is not None else {},
-        backend=backend or (spec.backend if spec is not None else ""),  # else the one asked for
+        backend=backend,
         backend_version=version,
         state=final.state,
         error=error,

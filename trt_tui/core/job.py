@@ -20,7 +20,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from . import backend as backends
 from .buffer import EventBuffer
 from .build import BuildSpec, Outcome
 from .events import Event, State, StateChanged, Vitals
@@ -93,17 +92,11 @@ class BuildJob:
                             at=_unix(started) + event.t)
 
     def _backend(self) -> str | None:
-        """Who built it: the outcome says once the executor has returned it; else (a failed or
-        cancelled build) the fingerprint names it, which the engine cache found without importing
-        TensorRT; else the backend already loaded in this process for the job's choice; else None.
-        Never imports TensorRT."""
-        outcome, fingerprint = self.outcome, self.fingerprint
+        """Who built it, where the outcome says (a build cancelled or failed early may not know)."""
+        outcome = self.outcome
         if outcome is not None and outcome.backend:
             return f"{outcome.backend} {outcome.backend_version or ''}".strip()
-        if fingerprint is not None and fingerprint.backend:
-            return f"{fingerprint.backend} {fingerprint.backend_version}".strip()
-        loaded = backends.loaded_backend(self.spec.options.backend)
-        return f"{loaded.name} {loaded.version}".strip() if loaded is not None else None
+        return None
 
     def end(self, outcome: Outcome) -> StateChanged:
         """Say the final state: what the build reported of its end (else the outcome), with the whole
