@@ -68,6 +68,10 @@ class _Renderer:
         one, as it writes them."""
         return self.builds.fold(job, ())
 
+    def note(self, job: int, events: list[Event]) -> None:
+        """Fold events in without showing them (what a build is, where its queued state is not shown)."""
+        self.builds.fold(job, events)
+
     def _write(self, lines: list[str]) -> None:
         if lines:
             with self.lock:

@@ -89,6 +89,10 @@ class NotebookDisplay:
             self.handle_ = None
             display(self.widget)
 
+    def note(self, job: int, events: list[Event]) -> None:
+        """Fold events in without drawing them."""
+        self.builds.fold(job, events)
+
     def handle(self, job: int, events: list[Event]) -> None:
         build = self.builds.fold(job, ())
         changed = False

@@ -213,6 +213,7 @@ class Observation:
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
         if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+            self._renderer.note(job, events[:1])  # what the build is, said without a line
             events = events[1:]
         self._renderer.handle(job, events)
 
