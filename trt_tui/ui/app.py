@@ -27,17 +27,7 @@ from textual.widgets import DataTable, Input
 from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import expected_for, slow_phases
-from ..core.events import (
-    Log,
-    PhaseFinish,
-    PhaseStart,
-    SpecSummary,
-    StackDump,
-    State,
-    StateChanged,
-    Step,
-    Vitals,
-)
+from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
 from ..core.executors import Executor, prewarmed
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.modelinfo import ModelInfoError, read_model_info
@@ -311,7 +301,8 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
             self.select_build(job)
             self.builds.move_to(job)
 
-    def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
+    def _add_view(self, job: int, model: str, given) -> BuildView:
+        """`given`: what was queued (`BuildSpec.summary`), shown until the build's queued state says."""
         path = Path(given.model)
         view = self.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
         history = self.session.history
