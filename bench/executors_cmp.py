@@ -83,8 +83,8 @@ def transport_one(kind: str, threads: int, duration: float) -> dict:
         events_delivered[0] += len(events)
         for e in events:
             if type(e) is Log and e.message.startswith(T0_PREFIX):
-                t0[job.id] = float(e.message[len(T0_PREFIX):])
-        base = t0.get(job.id) if job.id in t0 else synthetic.records.get(job.id, {}).get("t0")
+                t0[job] = float(e.message[len(T0_PREFIX):])
+        base = t0.get(job) if job in t0 else synthetic.records.get(job, {}).get("t0")
         steps = [e.t for e in events if type(e) is Step]
         if base is not None and steps:
             delivered.append((now, base + max(steps)))

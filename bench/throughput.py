@@ -6,7 +6,7 @@ time. Callbacks absorbed per second = the monitor's callback count / the drive's
 
 Configurations, for N = 1, 4, 16, interleaved and repeated:
 - `buffer`: straight into an `EventBuffer`, a consumer thread draining it every 50 ms (the ceiling);
-- `app_thread`: through the scheduler (`BuildJob.sink` → buffer → 50 ms pump) into the Textual app
+- `app_thread`: through the scheduler (`BuildJob.sink` → buffer → pump) into the Textual app
   running headless in this process (`run_test`): the callers share this interpreter's GIL with the UI;
 - `app_process`: the same drive inside a child process spawned by the real `ProcessExecutor` (the
   default executor); the parent only relays the child's 20 ms batches.

@@ -20,27 +20,32 @@ from trt_tui.core.build import Outcome
 from trt_tui.core.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
 from trt_tui.core.monitor import MonitorState
 from trt_tui.core.phases import PhaseTree, cancelled_detail
+from trt_tui.core.tracker import Trackers
 
 if TYPE_CHECKING:
     from trt_tui.core.job import BuildJob
 
 
 class Recorder:
-    """A scheduler subscriber keeping every event it was given, when it arrived and the job's state
-    then; a test reads them under `lock` or waits for one."""
+    """A scheduler subscriber keeping every event it was given, when it arrived and the build's state
+    then (as its events tell it); a test reads them under `lock` or waits for one."""
 
     def __init__(self) -> None:
         self.events: dict[int, list[Event]] = {}
         self.arrivals: dict[int, list[tuple[float, Event]]] = {}
         self.seen: list[tuple[float, Event, State]] = []
         self.lock = threading.Condition()
+        self.builds = Trackers()  # each build's state as its events say it
 
-    def __call__(self, job: BuildJob, events: list[Event]) -> None:
+    def __call__(self, job: int, events: list[Event]) -> None:
         now = time.monotonic()
         with self.lock:
-            self.events.setdefault(job.id, []).extend(events)
-            self.arrivals.setdefault(job.id, []).extend((now, e) for e in events)
-            self.seen.extend((now, e, job.state) for e in events)
+            self.events.setdefault(job, []).extend(events)
+            self.arrivals.setdefault(job, []).extend((now, e) for e in events)
+            build = self.builds.fold(job, ())
+            for e in events:
+                build.apply(e)
+                self.seen.append((now, e, build.state))
             self.lock.notify_all()
 
     def of(self, job_id: int) -> list[Event]:

@@ -105,7 +105,7 @@ async def test_a_build_asked_for_at_once_finds_its_build_process_started(models)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")  # densenet, highlighted first: long enough to see its process
         await pilot_wait(pilot, lambda: 1 in app.views and app.views[1].state is State.BUILDING, 30)
-        assert app.scheduler.executor.pid_of(app.views[1].job) == started[0]
+        assert app.scheduler.executor.pid_of(app.scheduler.jobs[1]) == started[0]
         await pilot.press("q")
         await pilot_wait(pilot, lambda: app.return_code is not None, 30)
 
@@ -323,7 +323,7 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
         assert {v.state for v in app.views.values()} == {State.CANCELLED}
         await pilot.press("r")
         await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
-        assert app.views[4].job.spec.model == app.views[3].job.spec.model
+        assert app.views[4].model == app.views[3].model
         await pilot.press("question_mark")
         await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         await pilot.press("question_mark")
@@ -499,7 +499,7 @@ async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):
         view = app.views[1]
         spark = app.query_one("#cpu-spark")
         before = len(spark.data)
-        pid = app.scheduler.executor.pid_of(view.job)
+        pid = app.scheduler.executor.pid_of(app.scheduler.jobs[view.id])
         os.kill(pid, signal.SIGSTOP)
         try:
             # The left-hand panes catch up on the slow tick (1 s).

@@ -21,7 +21,8 @@ from trt_tui.core import history as history_module
 from trt_tui.core.build import BuildOptions, BuildSpec
 from trt_tui.core.estimates import eta, phase_key, slow_phases
 from trt_tui.core.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
-from trt_tui.core.history import SCHEMA_VERSION, History, HistoryError, HistoryRecorder
+from trt_tui.core.history import SCHEMA_VERSION, History, HistoryError
+from trt_tui.core.history_recorder import HistoryRecorder
 from trt_tui.core.history_table import format_history
 from trt_tui.core.phases import PhaseTree
 from trt_tui.core.samples import write_samples
@@ -276,7 +277,7 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_recorder_records_real_builds_and_predicts_the_second(tmp_path: Path, mnist: Path) -> None:
     history = History(tmp_path / "h.sqlite3")
-    recorder = HistoryRecorder(history, model_hash=lambda job: "hash-of-" + Path(job.spec.model).name)
+    recorder = HistoryRecorder(history, model_hash=lambda build: "hash-of-" + build.name)
     scheduler = Scheduler(max_jobs=1)
     scheduler.subscribe(recorder)
     engine = mnist.with_suffix(".engine")
@@ -359,8 +360,8 @@ def test_recorder_records_failures_and_cancels(tmp_path: Path, mnist: Path) -> N
 def test_recorder_in_a_process_build_gets_the_backend_from_the_outcome(
     tmp_path: Path, mnist: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A process build's final event is held by the scheduler until the child is reaped and the
-    outcome set, so the record names the backend that built it."""
+    """A process build's final state carries its outcome, so the record names the backend that built
+    it, though this process never loaded one."""
     from trt_tui.core import backend
     from trt_tui.core.executors import ProcessExecutor
 
@@ -384,31 +385,24 @@ def test_recorder_in_a_process_build_gets_the_backend_from_the_outcome(
     assert rec.engine_bytes == (tmp_path / "p.engine").stat().st_size
 
 
-class _Job:
-    """Just enough of a BuildJob for the recorder."""
-
-    def __init__(self, job_id: int, model: Path) -> None:
-        self.id = job_id
-        self.spec = BuildSpec(model, model.with_suffix(".engine"))
-        self.outcome = None
-        self.submitted = time.monotonic()
-        self.started = self.submitted
-        self.finished = None
+def queued(job: int, model: Path) -> StateChanged:
+    """The first event of a build of `model`: what the recorder learns what it records from."""
+    spec = BuildSpec(model, model.with_suffix(".engine"))
+    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
 
 
 def test_recorder_never_raises_and_reports_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     history = History(tmp_path / "h.sqlite3")
-    recorder = HistoryRecorder(history, backend_info=lambda job: ("tensorrt-rtx", "1.7"))
-    job = _Job(1, tmp_path / "m.onnx")
-    recorder(job, synthetic_build(1))
+    recorder = HistoryRecorder(history, backend_info=lambda build: ("tensorrt-rtx", "1.7"))
+    recorder(1, [queued(1, tmp_path / "m.onnx"), *synthetic_build(1)])
     (rec,) = history.builds()
     assert rec.phases == pytest.approx(tree_of(synthetic_build()).durations())
     assert rec.duration == pytest.approx(3.0) and rec.engine_bytes == 1234 and rec.backend_version == "1.7"
     assert recorder.errors == 0
     history.close()
     for i in (2, 3):
-        recorder(_Job(i, tmp_path / "m.onnx"), synthetic_build(i))  # the store is gone: no exception
-    recorder(job, [Log(1, 0.0, 3, "noise"), "not an event"])
+        recorder(i, [queued(i, tmp_path / "m.onnx"), *synthetic_build(i)])  # the store is gone: no exception
+    recorder(4, [Log(4, 0.0, 3, "noise"), "not an event"])
     assert recorder.errors >= 2
     err = capsys.readouterr().err
     assert err.count("trt-tui: build history") == 1 and "closed" in err
@@ -453,11 +447,10 @@ def test_vitals_columns_are_added_to_an_older_file_and_filled_by_the_recorder(tm
     with History(path) as history:
         (old,) = history.builds()
         assert old.name == "old.onnx" and old.peak_rss_bytes is None and old.cpu_seconds is None
-        recorder = HistoryRecorder(history, backend_info=lambda job: ("tensorrt-rtx", "1.7"))
-        job = _Job(7, Path("/m/new.onnx"))
-        recorder(job, [StateChanged(7, 0.0, State.BUILDING),
+        recorder = HistoryRecorder(history, backend_info=lambda build: ("tensorrt-rtx", "1.7"))
+        recorder(7, [queued(7, Path("/m/new.onnx")), StateChanged(7, 0.0, State.BUILDING),
                        Vitals(7, 1.0, 123, 180.0, 300 << 20, 310 << 20, 9, "working", cpu_seconds=1.8)])
-        recorder(job, [StateChanged(7, 2.0, State.SUCCEEDED, engine_bytes=10, peak_rss_bytes=320 << 20)])
+        recorder(7, [StateChanged(7, 2.0, State.SUCCEEDED, engine_bytes=10, peak_rss_bytes=320 << 20)])
         new = history.builds("/m/new.onnx")[0]
         assert (new.peak_rss_bytes, new.cpu_seconds) == (320 << 20, 1.8)
     with History(path) as again:  # opening twice adds nothing twice

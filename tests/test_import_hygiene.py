@@ -203,3 +203,63 @@ def test_a_build_imports_no_module_it_does_not_use(cli_env: dict[str, str]) -> N
     result = subprocess.run([sys.executable, "-c", LOADED.format(action=action), json.dumps(unused)],
                             capture_output=True, text=True, env=cli_env, timeout=120, check=False)
     assert {"shutil", "statistics"} <= set(json.loads(result.stdout.splitlines()[-1]))
+
+
+# -- events are the contract ---------------------------------------------------------------------------
+
+PACKAGE = Path(trt_tui.core.__file__).parent.parent
+# Who sees a build only through its events (folded by `core/tracker.py`), never through a job object.
+EVENT_CONSUMERS = sorted([
+    PACKAGE / "headless.py", PACKAGE / "run_command.py", PACKAGE / "api" / "notebook.py",
+    PACKAGE / "core" / "history_recorder.py", PACKAGE / "core" / "trace.py", PACKAGE / "core" / "tracker.py",
+    *(PACKAGE / "ui").rglob("*.py"),
+])
+# What only a job has: its outcome and cancel flag, its times on the scheduler's clock, its spec.
+JOB_ATTRIBUTES = {"outcome", "token", "submitted", "started", "finished", "spec", "state", "final", "fingerprint",
+                  "forecast", "reason", "buffer", "sink", "thread", "delivered", "reported_end"}
+
+
+def job_reads(path: Path) -> list[str]:
+    """Where `path` imports the job module or `BuildJob`, or reads a job's attribute: `job.<attr>`,
+    `<x>.job.<attr>`, `<x>.scheduler.jobs`, or an attribute only a job has (`.outcome`, `.token`, ...)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        where = f"{path.relative_to(PACKAGE.parent)}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[-1] == "job" or any(a.name == "BuildJob" for a in node.names):
+                found.append(f"{where}: imports {node.module} {[a.name for a in node.names]}")
+        elif isinstance(node, ast.Attribute):
+            value = node.value
+            if node.attr in ("outcome", "token", "submitted", "reported_end"):
+                found.append(f"{where}: reads .{node.attr}")
+            elif node.attr in JOB_ATTRIBUTES and isinstance(value, ast.Name) and value.id == "job":
+                found.append(f"{where}: reads job.{node.attr}")
+            elif isinstance(value, ast.Attribute) and value.attr == "job" and node.attr != "id":
+                found.append(f"{where}: reads .job.{node.attr}")
+            elif node.attr == "jobs" and (getattr(value, "attr", None) or getattr(value, "id", "")).endswith("scheduler"):
+                found.append(f"{where}: reads a scheduler's jobs")
+    return found
+
+
+def test_consumers_see_builds_only_through_events() -> None:
+    """The app, the renderers, the history, the trace and `run` fold events; none imports or reads
+    `BuildJob` (the id a submit hands back names a build, and is all they keep of it)."""
+    assert PACKAGE / "ui" / "app.py" in EVENT_CONSUMERS and len(EVENT_CONSUMERS) > 20
+    reads = [read for path in EVENT_CONSUMERS for read in job_reads(path)]
+    assert reads == []
+
+
+def test_the_job_reads_check_finds_what_it_forbids(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from trt_tui.core.job import BuildJob\n"
+                      "def f(job, view, scheduler):\n"
+                      "    return job.outcome, job.spec.model, view.job.started, scheduler.jobs[1], job.id\n")
+    global PACKAGE
+    saved, PACKAGE = PACKAGE, tmp_path.parent
+    try:
+        reads = job_reads(sample)
+    finally:
+        PACKAGE = saved
+    assert len(reads) == 5, reads  # the import, .outcome, job.spec, .job.started, .jobs; not job.id

@@ -24,7 +24,8 @@ from trt_tui.core.cache import ContentHasher, EngineCache
 from trt_tui.core.events import Log, State, StateChanged
 from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.forecast import fit, forecast
-from trt_tui.core.history import History, HistoryRecorder
+from trt_tui.core.history import History
+from trt_tui.core.history_recorder import HistoryRecorder
 from trt_tui.core.memory_guard import MemoryGuard
 from trt_tui.core.memory_limit import MemoryLimit, memory_failure, own_cgroup
 from trt_tui.core.scheduler import Scheduler

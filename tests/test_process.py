@@ -120,7 +120,7 @@ def test_cooperative_cancel_that_lands(samples, tmp_path):
     def cancel_at_first_phase(job, events):
         if not cancelled_at and any(type(e) is PhaseStart for e in events):
             cancelled_at.append(time.monotonic())
-            scheduler.cancel(job.id)
+            scheduler.cancel(job)
 
     scheduler.subscribe(cancel_at_first_phase)
     # The densenet's early phases take ~0.6 s and report steps: room for a cancel to be honoured.

@@ -111,7 +111,7 @@ def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_di
 
     def cancel_at_first_phase(job, events):
         if any(type(e) is PhaseStart for e in events):
-            scheduler.cancel(job.id)
+            scheduler.cancel(job)
 
     scheduler.subscribe(cancel_at_first_phase)
     out = tmp_path / "c.engine"

@@ -126,7 +126,7 @@ class Phases:
         self.started: dict[int, list[str]] = {}
 
     def __call__(self, job, events) -> None:
-        self.started.setdefault(job.id, []).extend(e.name for e in events if type(e) is PhaseStart)
+        self.started.setdefault(job, []).extend(e.name for e in events if type(e) is PhaseStart)
 
     def has(self, job, name: str) -> bool:
         return name in self.started.get(job.id, [])
@@ -259,7 +259,7 @@ async def test_app_bad_models_show_errors_and_the_app_keeps_building(
         await pilot.press("a")
         await pilot_wait(pilot, lambda: len(app.views) == len(bad_models) + 1, 5)
         await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), TIMEOUT)
-        by_model = {v.job.spec.model.name: v for v in app.views.values()}
+        by_model = {v.model.name: v for v in app.views.values()}
         assert by_model["mnist.onnx"].state is State.SUCCEEDED, by_model["mnist.onnx"].error
         errors = [(title, message) for severity, title, message in notes if severity == "error"]
         for name, (path, words) in bad_models.items():
@@ -568,10 +568,10 @@ async def test_quit_with_four_builds_running_is_fast_and_leaves_nothing(sample_d
         assert app.picker.highlighted_path() == str(models / "densenet.onnx")
         await pilot.press("a")  # every model
         await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
-        await pilot_wait(pilot, lambda: all(v.job.state is not State.QUEUED for v in app.views.values()), 60)
+        await pilot_wait(pilot, lambda: all(job.state is not State.QUEUED for job in app.scheduler.jobs.values()), 60)
         await pilot.pause(0.5)  # into TensorRT's build
-        running = [v.job for v in app.views.values() if not v.job.final]
-        assert len(running) == 4, [v.job.state for v in app.views.values()]
+        running = [job for job in app.scheduler.jobs.values() if not job.final]
+        assert len(running) == 4, [job.state for job in app.scheduler.jobs.values()]
         began = time.monotonic()
         await pilot.press("q")
         await pilot_wait(pilot, lambda: app.return_code is not None, 10, step=0.02)

@@ -154,7 +154,7 @@ def test_one_huge_line_is_read_in_bounded_pieces(tmp_path):
 def test_the_app_shows_a_bounded_part_of_a_huge_line():
     run = ProgramRun([PY, str(PROGRAMS / "prints.py"), "long", str(20_000_000)])
     logs: list[Log] = []
-    run.scheduler.subscribe(lambda job, events: logs.extend(e for e in events if type(e) is Log and job.id == 1))
+    run.scheduler.subscribe(lambda job, events: logs.extend(e for e in events if type(e) is Log and job == 1))
     run.start()
     try:
         assert run.wait_exit(120)
@@ -171,7 +171,7 @@ async def test_app_q_is_answered_while_a_program_floods_its_output():
     (the rest counted, and the count shown), so `q` is answered and nothing of the program is left."""
     run = ProgramRun([PY, str(PROGRAMS / "prints.py"), "forever"], grace=1.0)
     logs: list[Log] = []
-    run.scheduler.subscribe(lambda job, events: logs.extend(e for e in events if type(e) is Log and job.id == 1))
+    run.scheduler.subscribe(lambda job, events: logs.extend(e for e in events if type(e) is Log and job == 1))
     app = TrtTuiApp(AppConfig(paths=[]), run=run)
     started = time.monotonic()
     async with app.run_test(size=(120, 40)) as pilot:

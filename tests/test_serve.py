@@ -70,7 +70,7 @@ class Viewer:
     def __init__(self, path: str) -> None:
         self.remote = RemoteScheduler(path)
         self.events: dict[int, list] = {}
-        self.remote.subscribe(lambda job, events: self.events.setdefault(job.id, []).extend(events))
+        self.remote.subscribe(lambda job, events: self.events.setdefault(job, []).extend(events))
         self.remote.connect()
 
     def phases(self, job_id: int) -> list[str]:

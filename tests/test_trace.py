@@ -104,7 +104,7 @@ def test_trace_writer_with_two_real_builds_at_once(tmp_path: Path, mnist: Path) 
     trees: dict[int, PhaseTree] = {}
 
     def fold(job, events):  # what the trace must show, folded independently
-        trees.setdefault(job.id, PhaseTree()).extend(events)
+        trees.setdefault(job, PhaseTree()).extend(events)
 
     scheduler = Scheduler(max_jobs=2)
     scheduler.subscribe(writer)

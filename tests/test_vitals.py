@@ -180,15 +180,17 @@ def test_bad_vitals_options_are_one_line_and_exit_2(sample_dir: Path, cli_env: d
 
 def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
     import io
-    from types import SimpleNamespace
 
     from trt_tui.headless import make_renderer
 
     out = io.StringIO()
     renderer = make_renderer("plain", out)
-    job = SimpleNamespace(id=1, spec=SimpleNamespace(model=Path("m.onnx")))
+    spec = BuildSpec(Path("m.onnx"), Path("m.engine")).summary().as_dict()
+    renderer.handle(1, [StateChanged(1, 0.0, State.QUEUED, spec=spec)])
+    out.seek(0)
+    out.truncate()
     reading = dict(job=1, pid=9, rss_bytes=100 << 20, peak_rss_bytes=120 << 20, threads=4)
-    renderer.handle(job, [Vitals(t=1.0, cpu_percent=99.0, verdict="working", **reading),
+    renderer.handle(1, [Vitals(t=1.0, cpu_percent=99.0, verdict="working", **reading),
                           Vitals(t=2.0, cpu_percent=0.0, verdict="stalled", **reading),
                           Vitals(t=3.0, cpu_percent=0.0, verdict="stalled", **reading),
                           StackDump(1, 3.5, 9, "Thread 9 (idle)\n    foo (libtensorrt_rtx.so)"),

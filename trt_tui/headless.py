@@ -1,6 +1,7 @@
 """The headless front end: the same build events, rendered for a terminal, a log file or a program.
 
-Three renderers share one interface, `handle(job, events)`, called on the scheduler's pump thread:
+Three renderers share one interface, `handle(job, events)` (a build's id and its new events), called on
+the scheduler's pump thread; each folds a build's events with `tracker` and reads it from there:
 - `TtyRenderer`: nested progress bars, one line per active phase under its parent, redrawn in place
   with ANSI escapes; log lines are printed above the live block, so they interleave cleanly. Every line
   is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
@@ -30,9 +31,9 @@ from .core.events import (
     Vitals,
     event_to_dict,
 )
-from .core.job import BuildJob
 from .core.phases import Phase, PhaseTree
 from .core.printable import escaped
+from .core.tracker import BuildTracker, Trackers
 from .core.units import human_bytes, human_seconds, plural
 
 
@@ -59,14 +60,17 @@ class _Renderer:
     def __init__(self, out: TextIO, min_log: Severity) -> None:
         self.out = out
         self.min_log = min_log
-        self.trees: dict[int, PhaseTree] = {}
+        self.builds = Trackers()
         self.lock = threading.Lock()
 
-    def tree(self, job: BuildJob) -> PhaseTree:
-        tree = self.trees.get(job.id)
-        if tree is None:
-            tree = self.trees[job.id] = PhaseTree()
-        return tree
+    def build(self, job: int) -> BuildTracker:
+        """The build's tracker, made at its first event; events are folded in by the renderer, one by
+        one, as it writes them."""
+        return self.builds.fold(job, ())
+
+    def note(self, job: int, events: list[Event]) -> None:
+        """Fold events in without showing them (what a build is, where its queued state is not shown)."""
+        self.builds.fold(job, events)
 
     def _write(self, lines: list[str]) -> None:
         if lines:
@@ -114,21 +118,22 @@ class PlainRenderer(_Renderer):
         super().__init__(out, min_log)
         self.verdicts: dict[int, str] = {}
 
-    def handle(self, job: BuildJob, events: list[Event]) -> None:
-        tree = self.tree(job)
-        model = str(job.spec.model)
+    def handle(self, job: int, events: list[Event]) -> None:
+        build = self.build(job)
+        tree = build.tree
         lines = []
         verdicts = self.verdicts
         for event in events:
+            phase = build.apply(event)
+            model = build.model
             if type(event) is Vitals:
-                if verdicts.get(job.id, "working") != event.verdict:
+                if verdicts.get(job, "working") != event.verdict:
                     lines.append(vitals_line(model, event))
-                verdicts[job.id] = event.verdict
+                verdicts[job] = event.verdict
                 continue
             if type(event) is StackDump:
                 lines.extend(stack_lines(model, event))
                 continue
-            phase = tree.apply(event)
             if type(event) is PhaseStart:
                 indent = "  " * (len(tree.path(phase)) - 1)
                 lines.append(f"[{model}] {indent}▶ {event.name} ({plural(event.num_steps, 'step')})")
@@ -144,14 +149,13 @@ class PlainRenderer(_Renderer):
 
 
 class JsonRenderer(_Renderer):
-    def handle(self, job: BuildJob, events: list[Event]) -> None:
-        tree = self.tree(job)
-        model = str(job.spec.model)
+    def handle(self, job: int, events: list[Event]) -> None:
+        build = self.build(job)
         lines = []
         for event in events:
-            phase = tree.apply(event)
+            phase = build.apply(event)
             data = event_to_dict(event)
-            data["model"] = model
+            data["model"] = build.model
             if type(event) in (Step, PhaseFinish) and phase is not None:
                 data["name"] = phase.name
             if type(event) is Step and phase is not None:
@@ -170,27 +174,22 @@ class TtyRenderer(_Renderer):
 
     def __init__(self, out: TextIO, min_log: Severity, fps: float = 10.0) -> None:
         super().__init__(out, min_log)
-        self.jobs: dict[int, BuildJob] = {}
-        self.vitals: dict[int, Vitals] = {}
         self.drawn = 0  # lines of the live block currently on screen
         self.min_interval = 1.0 / fps
         self.last_draw = 0.0
 
-    def handle(self, job: BuildJob, events: list[Event]) -> None:
-        tree = self.tree(job)
-        self.jobs[job.id] = job
+    def handle(self, job: int, events: list[Event]) -> None:
+        build = self.build(job)
         above = []
-        model = str(job.spec.model)
         for event in events:
-            tree.apply(event)
+            build.apply(event)
+            model = build.model
             if type(event) is Log and event.severity <= self.min_log:
                 above.append(f"[{model}] {event.severity.label}: {event.message}")
-            elif type(event) is Vitals:
-                self.vitals[job.id] = event
             elif type(event) is StackDump:
                 above.extend(stack_lines(model, event))
             elif type(event) is StateChanged and event.state.final:
-                above.extend(self._summary(job, tree, event))
+                above.extend(self._summary(build, event))
             elif type(event) is StateChanged and event.reason:
                 above.append(f"[{model}] building (why: {event.reason})")
             elif type(event) is StateChanged and event.state is State.QUEUED and event.detail:
@@ -199,10 +198,10 @@ class TtyRenderer(_Renderer):
         if above or now - self.last_draw >= self.min_interval:
             self._redraw([escaped(line) for line in above])
 
-    def _summary(self, job: BuildJob, tree: PhaseTree, event: StateChanged) -> list[str]:
-        lines = [state_line(str(job.spec.model), event)]
+    def _summary(self, build: BuildTracker, event: StateChanged) -> list[str]:
+        lines = [state_line(build.model, event)]
         if event.state is State.SUCCEEDED:
-            lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slowest_leaves(tree))
+            lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slowest_leaves(build.tree))
         return lines
 
     def _width(self) -> int:
@@ -213,14 +212,14 @@ class TtyRenderer(_Renderer):
 
     def _block(self, width: int) -> list[str]:
         now_lines = []
-        for job in list(self.jobs.values()):
-            if job.state.final:
+        for build in self.builds:
+            if build.state.final:
                 continue
-            tree = self.trees[job.id]
-            elapsed = time.monotonic() - (job.started or job.submitted)
+            tree = build.tree
+            elapsed = max(0.0, time.time() - build.origin) if build.origin is not None else 0.0
             pct = tree.overall_fraction() * 100
-            line = f"{job.spec.model} · {job.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}"
-            vitals = self.vitals.get(job.id)
+            line = f"{build.model} · {build.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}"
+            vitals = build.last_vitals
             if vitals is not None:
                 line += (f" · {vitals.verdict} · CPU {vitals.cpu_percent:.0f}%"
                          f" · RSS {human_bytes(vitals.rss_bytes)}")

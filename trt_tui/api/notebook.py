@@ -17,6 +17,7 @@ import time
 
 from ..core.events import Event, Log, Severity, StateChanged, Vitals
 from ..core.phases import PhaseTree
+from ..core.tracker import Trackers
 from ..core.units import human_bytes, human_seconds
 from ..headless import state_line
 
@@ -68,6 +69,7 @@ class NotebookDisplay:
         from IPython.display import HTML, display
 
         self._html = HTML
+        self.builds = Trackers()
         self.tree = PhaseTree()
         self.vitals: Vitals | None = None
         self.final: StateChanged | None = None
@@ -87,12 +89,17 @@ class NotebookDisplay:
             self.handle_ = None
             display(self.widget)
 
-    def handle(self, job, events: list[Event]) -> None:
-        self.model = str(job.spec.model)
+    def note(self, job: int, events: list[Event]) -> None:
+        """Fold events in without drawing them."""
+        self.builds.fold(job, events)
+
+    def handle(self, job: int, events: list[Event]) -> None:
+        build = self.builds.fold(job, ())
         changed = False
         for event in events:
-            self.tree.apply(event)
-            if type(event) is Vitals:
+            build.apply(event)
+            kind = type(event)
+            if kind is Vitals:
                 self.vitals = event
             elif type(event) is Log:
                 if event.severity <= Severity.WARNING:
@@ -103,8 +110,10 @@ class NotebookDisplay:
                 if event.state.final:
                     self.final = event
                 changed = True
-        if job.started is not None:
-            self.started = job.started
+        self.model = build.model
+        self.tree = build.tree
+        if build.started_at is not None:  # the build's clock, on this process's monotonic clock
+            self.started = build.started_at - (time.time() - time.monotonic())
         now = time.monotonic()
         if changed or now - self.last_draw >= 1.0 / FPS:
             self._draw(now)

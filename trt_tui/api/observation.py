@@ -40,6 +40,7 @@ from ..core.events import Log, Severity, State, StateChanged
 from ..core.inject.hook import reports
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
+from ..core.tracker import BuildTracker
 from .builds import forget, report_to
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
@@ -142,17 +143,24 @@ class _Collector:
     """A subscriber keeping what the caller reads after the build: phases, log, final state."""
 
     def __init__(self) -> None:
-        self.tree = PhaseTree()
+        self.build: BuildTracker | None = None
         self.log: list[str] = []
-        self.final: StateChanged | None = None
 
-    def __call__(self, job, events) -> None:
+    def __call__(self, job: int, events) -> None:
+        if self.build is None:
+            self.build = BuildTracker(job)
         for event in events:
-            self.tree.apply(event)
+            self.build.apply(event)
             if type(event) is Log:
                 self.log.append(f"{event.severity.label}: {event.message}")
-            elif type(event) is StateChanged and event.state.final:
-                self.final = event
+
+    @property
+    def final(self) -> StateChanged | None:
+        return self.build.final if self.build is not None else None
+
+    @property
+    def tree(self) -> PhaseTree:
+        return self.build.tree if self.build is not None else PhaseTree()
 
 
 class Observation:
@@ -221,6 +229,7 @@ class Observation:
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
         if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+            self._renderer.note(job, events[:1])  # what the build is, said without a line
             events = events[1:]
         self._renderer.handle(job, events)
 

@@ -92,6 +92,11 @@ def load_backend(choice: str = "auto") -> Backend:
     raise _missing(choice)
 
 
+def loaded_backend(choice: str) -> Backend | None:
+    """The backend `load_backend(choice)` already loaded in this process, else None; never imports."""
+    return _loaded.get(choice)
+
+
 def _missing(choice: str) -> BackendError:
     if choice == "auto":
         return BackendError(

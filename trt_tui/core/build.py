@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import atomic, engine_file, native_log, sidecar
 from .backend import Backend, BackendError, load_backend
-from .events import Severity, State, StateChanged
+from .events import Severity, SpecSummary, State, StateChanged
 from .memory_limit import memory_failure, own_limit, own_peak
 from .modelinfo import ModelInfoError, read_model_info
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
@@ -69,6 +69,23 @@ class BuildSpec:
     # Replace a regular file at `output` that trt-tui did not write (`--force` on the command line; the
     # app's `f` only once the user said yes): forcing a rebuild alone is no leave to replace it.
     replace: bool = False
+
+    def history_fields(self) -> dict | None:
+        """What this build's history row says in place of the usual fields: nothing for a build of
+        trt-tui's own; a build another program made says who chose its options; None for a job that is
+        no build (its history has no row)."""
+        return {}
+
+    def summary(self) -> SpecSummary:
+        """What was queued, as its queued state says it."""
+        return SpecSummary(model=str(self.model), output="" if self.output == Path("") else str(self.output),
+                           backend=self.options.backend, options=self.options.describe(),
+                           history=self.history_fields())
+
+    def clock_origin(self) -> float | None:
+        """Where the build's clock (its events' `t`) starts, on this process's monotonic clock, for a
+        build whose clock is its own (one another program runs); None: when the scheduler starts it."""
+        return None
 
 
 @dataclass

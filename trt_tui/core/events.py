@@ -1,8 +1,11 @@
 """Build events: plain data that pickles and turns into JSON.
 
-Every front end (the headless renderer, the Textual app, a child process's pipe) sees a build only
-through these. They carry no TensorRT objects, so a build can run in another thread, another process
-or one day another machine without its consumers changing.
+Every consumer (the headless renderers, the JSON output, the Textual app, the history, the trace, a
+served tab) sees a build only through these, and they carry all it needs: what was queued, why it
+builds, and at the end the whole outcome. They carry no TensorRT objects and no job object, so a build
+can run in another thread, another process or another machine without its consumers changing. An
+event is never changed once made; `tracker.BuildTracker` folds a build's events into its state, the
+one fold every consumer uses.
 
 Phases are identified by an integer id the monitor assigns at `phase_start`, because TensorRT's phase
 names are unique only among the phases active at one time and are reused once finished.
@@ -94,10 +97,16 @@ class Log:
 @dataclass(frozen=True, slots=True)
 class StateChanged:
     """A state transition. `error` is set on FAILED; `detail` explains CANCELLED (which phase, which
-    kind of cancel) and SKIPPED (why the engine is current); `engine_bytes` is set on SUCCEEDED.
-    `reason` is on the first state a job reaches once it starts (after `queued`): why it builds
-    ("options changed (--opt-level 3 → 4)") or, on a skip, "up to date". A `queued` state again, with
-    a `detail`, says why a build waits ("waiting: needs ~6.1 GiB, 3.2 GiB free")."""
+    kind of cancel) and SKIPPED (why the engine is current). A `queued` state again, with a `detail`,
+    says why a build waits ("waiting: needs ~6.1 GiB, 3.2 GiB free").
+
+    The first `queued` state says what was queued: `spec` (`SpecSummary`) and `forecast`. The first
+    state once the build starts carries `reason`, why it builds ("options changed (--opt-level 3 →
+    4)") or, on a skip, "up to date". `at` (unix time) is on those two and on the final state; the
+    build's clock (every event's `t`) started at `at - t` of the first. The final state carries the
+    outcome: `engine_bytes`, `engine_sha256`, `backend` (the TensorRT that built it, with its version),
+    `peak_rss_bytes`, `heap_bytes`, and the engine cache's view of it: `key` (what decides whether the
+    engine is current) and `fingerprint` (what it was built from, the model's digests included)."""
 
     job: int
     t: float
@@ -107,11 +116,44 @@ class StateChanged:
     engine_bytes: int | None = None
     reason: str | None = None
     peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
-    backend: str | None = None  # on `building`: the TensorRT that builds, with its version; on a skip, the one
-    # that built the engine kept
+    backend: str | None = None  # on `building`: the TensorRT that builds, with its version; on a final
+    # state, the one that built it (on a skip, the one that built the engine kept)
     forecast: dict | None = None  # on `queued`: its peak memory forecast (`forecast.Forecast.as_dict`)
+    spec: dict | None = None  # on the first `queued`: what was queued (`SpecSummary.as_dict`)
+    at: float | None = None  # unix time of this state, on the first `queued`, the first after it, the final
+    engine_sha256: str | None = None  # on SUCCEEDED (and a skip that knows it): the engine's SHA-256
+    heap_bytes: int | None = None  # on a final state: heap its build process needed, where it had one
+    key: dict | None = None  # on a final state: the engine cache key it was (or would be) stored under
+    fingerprint: dict | None = None  # on a final state: `Fingerprint.as_dict`; not in the JSON form (the
+    # model's digests can be hundreds of KB: the JSON form has `key`)
 
     event = "state"
+
+
+@dataclass(frozen=True)
+class SpecSummary:
+    """What a queued build is, as plain data: the model as the user gave it, the engine it writes (""
+    for a build another program writes), the backend asked for, the options as the history stores
+    them, and `history`: what the build's history row says in place of the usual fields ({} for a
+    build of trt-tui's own; None for a job that is no build, the program `trt-tui run` observes)."""
+
+    model: str
+    output: str
+    backend: str
+    options: dict
+    history: dict | None
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "output": self.output, "backend": self.backend, "options": self.options,
+                "history": self.history}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> SpecSummary | None:
+        if not data:
+            return None
+        return cls(model=str(data.get("model", "")), output=str(data.get("output", "")),
+                   backend=str(data.get("backend", "")), options=dict(data.get("options") or {}),
+                   history=data.get("history"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +195,13 @@ EVENT_TYPES: dict[str, type] = {cls.event: cls for cls in (PhaseStart, Step, Pha
 
 
 def event_to_dict(event: Event) -> dict:
-    """The JSON-lines form: `{"event": ..., **fields}` with enums as their values/labels."""
+    """The JSON-lines form: `{"event": ..., **fields}` with enums as their values/labels (a state's
+    `fingerprint` stays in process: its `key` says what decides the cache)."""
     data = {"event": event.event}
     data.update(asdict(event))
     if isinstance(event, StateChanged):
         data["state"] = event.state.value
+        del data["fingerprint"]
     elif isinstance(event, Log):
         data["severity"] = event.severity.label
     return data

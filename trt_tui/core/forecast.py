@@ -44,7 +44,8 @@ class Forecast:
 
     def as_dict(self) -> dict:
         """The `forecast` of the JSON `state` queued event."""
-        return {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text}
+        return {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text,
+                "model_bytes": self.model_bytes}
 
 
 UNKNOWN = Forecast(None, "unknown")
@@ -113,11 +114,13 @@ def fit(measured: list[tuple]) -> tuple[float, float, float | None] | None:
     return line[0], line[1], max(misses) if misses else None
 
 
-def forecast_fields(job_forecast: Forecast | None, peak: int | None) -> dict:
-    """The history's columns for a build's forecast: its size, the forecast and its error (measured
-    peak minus forecast: positive when the build needed more than forecast)."""
-    if job_forecast is None:
+def forecast_fields(forecast: dict | None, peak: int | None) -> dict:
+    """The history's columns for a build's forecast (`Forecast.as_dict`, as its queued state says):
+    its size, the forecast and its error (measured peak minus forecast: positive when the build
+    needed more than forecast)."""
+    if forecast is None:
         return {}
-    error = peak - job_forecast.peak_bytes if peak and job_forecast.peak_bytes is not None else None
-    return {"model_bytes": job_forecast.model_bytes, "forecast_bytes": job_forecast.peak_bytes,
+    forecast_bytes = forecast.get("peak_bytes")
+    error = peak - forecast_bytes if peak and forecast_bytes is not None else None
+    return {"model_bytes": forecast.get("model_bytes"), "forecast_bytes": forecast_bytes,
             "forecast_error_bytes": error}

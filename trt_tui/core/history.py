@@ -12,9 +12,9 @@ A build's fingerprint is kept in its row, except for the model's digests (one pe
 node: 440 KB of JSON for DenseNet-121), which go once per model content hash into `model_digests`:
 rebuilding an unchanged model adds a small row, not another copy of them.
 
-`HistoryRecorder` is a Scheduler subscriber that turns a job's events into a record. From the records
-come the expected per-phase durations of a model's next build; `estimates` turns those into an ETA
-and "slower than last time", and `history_table` prints records for `trt-tui history`.
+`history_recorder.HistoryRecorder` turns a build's events into a record. From the records come the
+expected per-phase durations of a model's next build; `estimates` turns those into an ETA and
+"slower than last time", and `history_table` prints records for `trt-tui history`.
 
 No TensorRT and no UI here: the headless CLI and the app both use it.
 """
@@ -24,24 +24,16 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .estimates import EXPECTED_FROM, median_phases
-from .events import State, StateChanged, Vitals
-from .forecast import forecast_fields
-from .phases import PhaseTree
+from .events import State
 
-if TYPE_CHECKING:
-    from .job import BuildJob
-
-__all__ = ["SCHEMA_VERSION", "BuildRecord", "History", "HistoryError", "HistoryRecorder", "default_path"]
+__all__ = ["SCHEMA_VERSION", "BuildRecord", "History", "HistoryError", "default_path"]
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
@@ -411,206 +403,3 @@ class History:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-# -- the scheduler subscriber -----------------------------------------------------------------------
-
-
-def default_backend_info(job: BuildJob) -> tuple[str, str]:
-    """The backend that built the job: from its outcome once the executor has returned it; else (a
-    failed or cancelled build) the one its fingerprint names, which the engine cache found without
-    importing TensorRT; else the backend already loaded in this process for the job's choice. Never
-    imports TensorRT here."""
-    outcome = job.outcome
-    if outcome is not None and outcome.backend:
-        return outcome.backend, outcome.backend_version or ""
-    fingerprint = getattr(job, "fingerprint", None)
-    if fingerprint is not None and fingerprint.backend:
-        return fingerprint.backend, fingerprint.backend_version
-    from . import backend
-
-    choice = job.spec.options.backend
-    loaded = getattr(backend, "_loaded", {}).get(choice)
-    if loaded is not None:
-        return loaded.name, loaded.version
-    return choice, ""
-
-
-def record_fields(job: BuildJob) -> dict | None:
-    """What a job's spec says its record holds in place of the usual fields: {} for a build of
-    trt-tui's own; a spec with `history_fields()` (a build `trt-tui run` observed) says it, or None
-    for a job that is no build (the observed program itself)."""
-    fields = getattr(job.spec, "history_fields", None)
-    return fields() if fields is not None else {}
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
-class _Pending:
-    """What the recorder keeps for one job between its first event and its final state."""
-
-    __slots__ = ("tree", "wall0", "mono0", "cpu_seconds")
-
-    def __init__(self) -> None:
-        self.tree = PhaseTree()
-        self.cpu_seconds: float | None = None  # from the latest vitals
-        # When the recorder first heard of the job, on both clocks: turns monotonic times into unix times.
-        self.wall0 = time.time()
-        self.mono0 = time.monotonic()
-
-
-class HistoryRecorder:
-    """A Scheduler subscriber: folds each job's events into a PhaseTree and writes one record when the
-    job reaches a final state. Cheap per call (it runs on the scheduler's pump thread) and never raises:
-    the first error is printed to stderr, later ones are only counted in `errors`.
-
-    The scheduler delivers a job's final event only once its `Outcome` is set, so the backend's name
-    and version come from the outcome; the record is written at once, so it exists when
-    `Scheduler.wait()` returns.
-    """
-
-    def __init__(
-        self,
-        history: History,
-        backend_info: Callable[[BuildJob], tuple[str, str]] | None = None,
-        model_hash: Callable[[BuildJob], str | None] | None = None,
-    ) -> None:
-        self.history = history
-        self.backend_info = backend_info or default_backend_info
-        self.model_hash = model_hash
-        self.errors = 0
-        self.recorded: dict[int, int] = {}  # job id -> record id, for the most recent jobs
-        self._jobs: dict[BuildJob, _Pending] = {}
-        self._lock = threading.Lock()
-        self._retry_lock = threading.Lock()
-        self._drained = threading.Condition(self._retry_lock)
-        self._later: list[tuple[BuildJob, dict, float]] = []
-        self._retrier: threading.Thread | None = None
-        self.lost: list[str] = []
-
-    def __call__(self, job: BuildJob, events: list) -> None:
-        try:
-            with self._lock:
-                pending = self._jobs.get(job)
-                if pending is None:
-                    if record_fields(job) is None:
-                        return
-                    pending = self._jobs[job] = _Pending()
-                apply = pending.tree.apply
-                for event in events:
-                    apply(event)
-                    if type(event) is Vitals:
-                        pending.cpu_seconds = event.cpu_seconds
-                    if type(event) is StateChanged and event.state.final:
-                        del self._jobs[job]
-                        self._record(job, pending, event)
-                        break
-        except Exception as exc:
-            self._report(exc)
-
-    def _record(self, job: BuildJob, pending: _Pending, final: StateChanged) -> None:
-        tree = pending.tree
-        now = time.monotonic()
-        start = job.started if job.started is not None else job.submitted
-        if job.started is None:
-            duration = 0.0  # never ran: cancelled while queued
-        elif final.t > 0:
-            duration = final.t  # the build's own clock, the one its phases are timed on
-        else:
-            duration = (job.finished if job.finished is not None else now) - job.started
-        started = pending.wall0 - (pending.mono0 - start)
-        backend, version = self.backend_info(job)
-        error = final.error
-        if error is None and final.state is not State.SUCCEEDED:
-            error = final.detail  # why it was cancelled or skipped
-        fingerprint = getattr(job, "fingerprint", None)
-        if self.model_hash is not None:
-            model_hash = self.model_hash(job)
-        else:
-            model_hash = fingerprint.model.get("hash") if fingerprint is not None else None
-        fields = dict(
-            model=job.spec.model,
-            model_hash=model_hash,
-            options=job.spec.options.describe(),
-            backend=backend,
-            backend_version=version,
-            state=final.state,
-            error=error,
-            started=started,
-            duration=duration,
-            engine_bytes=final.engine_bytes,
-            phases=tree.durations(),
-            fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
-            peak_rss_bytes=final.peak_rss_bytes,
-            cpu_seconds=pending.cpu_seconds,
-            heap_bytes=getattr(job.outcome, "heap_bytes", None),
-            **forecast_fields(getattr(job, "forecast", None), final.peak_rss_bytes),
-        )
-        fields.update(record_fields(job) or {})
-        self._write(job, fields)
-
-    def _write(self, job: BuildJob, fields: dict) -> None:
-        """At once, waiting at most `WRITE_TIMEOUT` for a writer holding the file (the pump thread
-        must not stall every build's display); a record still locked out is retried in the
-        background until `BUSY_TIMEOUT`, and `close` says what could not be saved."""
-        with self._retry_lock:
-            retrying = bool(self._later)
-            if not retrying:
-                try:
-                    self._saved(job, self.history.record(**fields))
-                    return
-                except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc):
-                        raise
-            self._later.append((job, fields, time.monotonic() + BUSY_TIMEOUT))
-            if self._retrier is None or not self._retrier.is_alive():
-                self._retrier = threading.Thread(target=self._retry, name="trt-tui-history", daemon=True)
-                self._retrier.start()
-
-    def _saved(self, job: BuildJob, record_id: int) -> None:
-        self.recorded[job.id] = record_id
-        if len(self.recorded) > 1000:
-            self.recorded.pop(next(iter(self.recorded)))
-
-    def _retry(self) -> None:
-        while True:
-            with self._retry_lock:
-                if not self._later:
-                    self._drained.notify_all()
-                    return
-                job, fields, deadline = self._later[0]
-                try:
-                    self._saved(job, self.history.record(**fields))
-                    self._later.pop(0)
-                    continue
-                except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc) or time.monotonic() > deadline:
-                        self._later.pop(0)
-                        self.lost.append(f"{fields['model']}: {exc}")
-                        continue
-                except Exception as exc:
-                    self._later.pop(0)
-                    self.lost.append(f"{fields['model']}: {exc}")
-                    continue
-            time.sleep(0.05)
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Wait (a bounded time) for records still locked out; raise naming what was not saved."""
-        with self._retry_lock:
-            self._drained.wait_for(lambda: not self._later, timeout)
-            unsaved = len(self._later) + len(self.lost)
-            self.lost.extend(f"{fields['model']}: database is locked" for _, fields, _ in self._later)
-            self._later.clear()
-        if unsaved:
-            raise HistoryError(f"{self.history.path}: {unsaved} build{'s' if unsaved != 1 else ''} not recorded: {self.lost[-1]}")
-
-    def _report(self, exc: Exception) -> None:
-        self.errors += 1
-        if self.errors == 1:
-            try:
-                print(f"trt-tui: build history ({self.history.path}): {type(exc).__name__}: {exc}",
-                      file=sys.stderr)
-            except Exception:
-                pass

@@ -128,13 +128,13 @@ class BuildServer:
         self._acceptor = threading.Thread(target=self._accept, name="trt-tui-remote-accept", daemon=True)
         self._acceptor.start()
 
-    def _on_events(self, job, events) -> None:
+    def _on_events(self, job_id: int, events) -> None:
         """On the scheduler's pump thread: serialize once, record, queue for every client."""
-        data = _line({"t": "events", "job": job.id, "events": [event_to_dict(e) for e in events]})
+        data = _line({"t": "events", "job": job_id, "events": [event_to_dict(e) for e in events]})
         with self._lock:
-            lines = self._record.get(job.id)
+            lines = self._record.get(job_id)
             if lines is None:
-                lines = self._record[job.id] = [_line(self._job_message(job))]
+                lines = self._record[job_id] = [_line(self._job_message(self.scheduler.jobs[job_id]))]
                 self._broadcast(lines[0])
             lines.append(data)
             self._broadcast(data)
@@ -303,7 +303,7 @@ class RemoteScheduler:
                     job.state = event.state
             for subscriber in list(self._subscribers):
                 try:
-                    subscriber(job, events)
+                    subscriber(job.id, events)
                 except Exception:
                     pass  # as the scheduler's pump: a subscriber's bug must not stop the stream
         elif kind == "job":

@@ -27,7 +27,9 @@ from .gpu_slots import GpuSlots
 from .job import BuildJob
 from .vitals import dump_stack
 
-Subscriber = Callable[[BuildJob, list[Event]], None]
+Subscriber = Callable[[int, list[Event]], None]
+"""Called with a job's id and its events since the last call: the events are all a consumer sees of a
+build (`tracker.BuildTracker` folds them)."""
 
 __all__ = ["AlreadyBuilding", "BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
 
@@ -126,7 +128,16 @@ class Scheduler:
     # -- public API ---------------------------------------------------------------------------
 
     def subscribe(self, subscriber: Subscriber) -> None:
+        """From now on `subscriber` gets every build's events. A build already under way whose
+        first events went to others is first said to it by its queued state (what was queued), so
+        that it knows what the events it gets next are of."""
         with self._lock:
+            for job in self.jobs.values():
+                if job.announced and not job.delivered.is_set():
+                    try:
+                        subscriber(job.id, [job.summary])
+                    except Exception:
+                        self.subscriber_errors.append(traceback.format_exc(limit=3))
             self._subscribers.append(subscriber)
 
     def submit(self, spec: BuildSpec) -> BuildJob:
@@ -144,7 +155,7 @@ class Scheduler:
             job = BuildJob(next(self._ids), spec, forecast=forecast)
             self.jobs[job.id] = job
             self._undelivered.append(job)
-            job.sink(StateChanged(job.id, 0.0, State.QUEUED, forecast=forecast.as_dict() if forecast else None))
+            job.queued()
             self._queue.append(job)
             self._start_ready()
         return job
@@ -161,8 +172,7 @@ class Scheduler:
             if job in self._queue:
                 self._queue.remove(job)
                 job.token.cancel()
-                job.outcome = Outcome(State.CANCELLED, detail="cancelled while queued")
-                job.sink(StateChanged(job.id, 0.0, State.CANCELLED, detail=job.outcome.detail))
+                job.end(Outcome(State.CANCELLED, detail="cancelled while queued"))
                 job.finished = time.monotonic()
                 self._wake.set()
                 return True
@@ -364,7 +374,7 @@ class Scheduler:
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
-        job.outcome = outcome
+        job.end(outcome)
         job.finished = time.monotonic()
         with self._lock:
             self._running.discard(job.id)
@@ -392,25 +402,19 @@ class Scheduler:
                 return
 
     def _deliver(self) -> None:
-        with self._lock:
-            jobs = list(self._undelivered)
+        with self._lock:  # drained under the lock, so that `subscribe` knows which jobs were announced
             subscribers = list(self._subscribers)
-        for job in jobs:
-            # Read `finished` before draining: if it was set, the build's last event is in the buffer.
-            finished = job.finished is not None and (job.thread is None or not job.thread.is_alive())
-            events = job.held + job.buffer.drain()
-            job.held = []
-            if not finished:
-                # Subscribers see a job's final state only once its outcome is set (a child process
-                # reports it a moment before it is reaped), so they may read `job.outcome` then.
-                for i, event in enumerate(events):
-                    if type(event) is StateChanged and event.state.final:
-                        events, job.held = events[:i], events[i:]
-                        break
+            batches = []
+            for job in list(self._undelivered):
+                # Read `finished` before draining: if it was set, the build's last event is in the buffer.
+                finished = job.finished is not None and (job.thread is None or not job.thread.is_alive())
+                batches.append((job, finished, job.buffer.drain()))
+                job.announced = True
+        for job, finished, events in batches:
             if events:
                 for subscriber in subscribers:
                     try:
-                        subscriber(job, events)
+                        subscriber(job.id, events)
                     except Exception:
                         self.subscriber_errors.append(traceback.format_exc(limit=3))
             if finished:

@@ -76,7 +76,8 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     session = Session(scheduler)
     if record_history:
         try:
-            from .history import History, HistoryRecorder, history_path
+            from .history import History, history_path
+            from .history_recorder import HistoryRecorder
 
             session.history = History(history_path(history))
             session.recorder = HistoryRecorder(session.history)

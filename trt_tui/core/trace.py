@@ -19,15 +19,12 @@ import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .atomic import atomic_file
 from .events import State, StateChanged, Vitals
 from .output_paths import TRACE_MARK
 from .phases import PhaseTree
-
-if TYPE_CHECKING:
-    from .job import BuildJob
+from .tracker import BuildTracker
 
 __all__ = ["TraceWriter", "trace_document", "trace_events", "write_trace"]
 
@@ -116,25 +113,20 @@ def write_trace(path: Path, events: list[dict]) -> None:
 
 
 class _Track:
-    __slots__ = ("job", "tid", "tree", "states", "vitals")
+    """One build on the trace: its tracker, and the state changes and readings the trace shows."""
 
-    def __init__(self, job: BuildJob, tid: int) -> None:
-        self.job = job
+    __slots__ = ("build", "tid", "states", "vitals")
+
+    def __init__(self, build: BuildTracker, tid: int) -> None:
+        self.build = build
         self.tid = tid
-        self.tree = PhaseTree()
         self.states: list[StateChanged] = []
         self.vitals: list[Vitals] = []
 
-    @property
-    def origin(self) -> float:
-        """When the build's clock started, on the monotonic clock."""
-        job = self.job
-        return job.started if job.started is not None else job.submitted
-
 
 class TraceWriter:
-    """A Scheduler subscriber: folds each job's events into its own PhaseTree, and writes the trace of
-    every job seen so far to `path` as each job ends and on `close()`.
+    """A Scheduler subscriber: folds each build's events (`tracker`), and writes the trace of every
+    build seen so far to `path` as each build ends and on `close()`.
 
     Called on the pump thread it never raises (the first error goes to stderr); `close()` raises
     `OSError` naming the file if the trace cannot be written.
@@ -145,21 +137,18 @@ class TraceWriter:
         self.process_name = process_name
         self.pid = os.getpid() if pid is None else pid
         self.errors = 0
-        self._tracks: dict[BuildJob, _Track] = {}
-        self._tids: set[int] = set()
+        self._tracks: dict[int, _Track] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, job: BuildJob, events: list) -> None:
+    def __call__(self, job: int, events: list) -> None:
         try:
             with self._lock:
                 track = self._tracks.get(job)
                 if track is None:
-                    tid = job.id if job.id not in self._tids else max(self._tids) + 1
-                    self._tids.add(tid)
-                    track = self._tracks[job] = _Track(job, tid)
+                    track = self._tracks[job] = _Track(BuildTracker(job), job)
                 ended = False
                 for event in events:
-                    track.tree.apply(event)
+                    track.build.apply(event)
                     if type(event) is StateChanged:
                         track.states.append(event)
                         ended = ended or event.state.final
@@ -176,17 +165,18 @@ class TraceWriter:
                     pass
 
     def events(self) -> list[dict]:
-        """Every job's events, on one timeline that starts when the first build did."""
+        """Every build's events, on one timeline that starts when the first build did."""
         tracks = sorted(self._tracks.values(), key=lambda t: t.tid)
         if not tracks:
             return []
-        zero = min(track.origin for track in tracks)
+        origins = {track.tid: track.build.origin or 0.0 for track in tracks}
+        zero = min(origins.values())
         events: list[dict] = []
         for track in tracks:
-            job = track.job
+            build = track.build
             events.extend(trace_events(
-                track.tree, pid=self.pid, tid=track.tid, name=f"#{job.id} {Path(job.spec.model).name}",
-                t0=track.origin - zero, process_name=self.process_name, states=track.states,
+                build.tree, pid=self.pid, tid=track.tid, name=f"#{build.job} {build.name}",
+                t0=origins[track.tid] - zero, process_name=self.process_name, states=track.states,
                 vitals=track.vitals,
             ))
         return events

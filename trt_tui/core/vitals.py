@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .events import Event, PhaseFinish, PhaseStart, StackDump, StateChanged, Step, Vitals
@@ -245,9 +245,8 @@ class VitalsWatch:
     """Samples one build's process every `config.interval` seconds on a thread of its own and emits
     `Vitals` (and, when the build goes quiet, `StackDump`) events into `sink`, on the build's clock.
 
-    Events of the build pass through `sink` (use it in place of the job's sink): callbacks are noted
-    (one attribute store), and the final state gets a last sample just before it and carries the peak
-    RSS. `t0` is the build's start on the monotonic clock; the process executor moves it when the
+    Events of the build pass through `sink` (use it in place of the job's sink), unchanged: callbacks
+    are noted (one attribute store), and the final state gets a last sample just before it. `t0` is the build's start on the monotonic clock; the process executor moves it when the
     child says when its build started. `cpu_before` and `held` as for `ProcessProbe`.
     """
 
@@ -284,9 +283,9 @@ class VitalsWatch:
         elif kind is StateChanged and event.state.final and not self._finished:
             self._finished = True
             self._stop.set()
-            self.sample(at=event.t)  # dated at the end it reports, so it does not come after it
-            peak = self._probe.peak_rss if self._probe is not None and self._probe.peak_rss else None
-            event = replace(event, peak_rss_bytes=peak)
+            # The last reading, dated at the end it reports so it does not come after it: its peak is
+            # the build's, which the job puts on the final state it says.
+            self.sample(at=event.t)
         self._sink(event)
 
     # -- sampling -------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from ..core.discover import find_models
 from ..core.estimates import slow_phases
 from ..core.executors import Executor
 from ..core.gpu import GpuSampler
-from ..core.job import BuildJob
 from ..core.vitals import host_vitals
 from ..core.watch import ModelWatcher, RebuildController
 from . import collector_feed
@@ -179,17 +178,17 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
 
     # -- builds -------------------------------------------------------------------------------------
 
-    def _on_scheduler_events(self, job: BuildJob, events: list) -> None:
+    def _on_scheduler_events(self, job: int, events: list) -> None:
         """Called on the scheduler's pump thread: only hand over."""
-        self.post_message(BuildEvents(job.id, events))
+        self.post_message(BuildEvents(job, events))
 
-    def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
+    def submit(self, model: str, force: bool = False, replace: bool = False):
         path = Path(model)
         spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
         if self.quitting or (job := submit_once(self, spec)) is None:
             return None
         self.rebuilder.track(path.resolve(), job)
-        self._add_view(job, model)
+        self._add_view(job.id, model, spec.summary())
         self._user_placed = True
         self._place_new(job.id, asked=True)
         return job

@@ -77,7 +77,7 @@ class BuildListActions(QueueActions):
         table = {command.action for command in COMMANDS}
         actions = [(action, label) for action, label in MENU
                    if action in table and self.check_action(action, ()) is not False]
-        title = f"#{view.job.id} {view.name} · {view.state.value}"
+        title = f"#{view.id} {view.name} · {view.state.value}"
         self.push_screen(ActionMenu(title, actions), self._menu_chosen)
 
     def _menu_chosen(self, action: str | None) -> None:
@@ -108,9 +108,9 @@ class BuildListActions(QueueActions):
         if view is None:
             self.notify("No build selected", severity="warning")
             return
-        engine = view.job.spec.output
+        engine = view.output
         if view.state not in (State.SUCCEEDED, State.SKIPPED) or not engine.exists():
-            self.notify(f"#{view.job.id} has no engine yet ({engine})", severity="warning", markup=False)
+            self.notify(f"#{view.id} has no engine yet ({engine})", severity="warning", markup=False)
             return
         self.copy_to_clipboard(str(engine))
         self.notify(f"Copied {engine}", markup=False)
@@ -126,18 +126,18 @@ class BuildListActions(QueueActions):
             self.notify("No build selected", severity="warning")
             return
         if not view.state.final:
-            self.notify(f"#{view.job.id} is {view.state.value}, not finished: a report bundle is of a finished build",
+            self.notify(f"#{view.id} is {view.state.value}, not finished: a report bundle is of a finished build",
                         severity="warning", markup=False)
             return
         recorder, history = self.session.recorder, self.session.history
-        record_id = recorder.recorded.get(view.job.id) if recorder is not None else None
+        record_id = recorder.recorded.get(view.id) if recorder is not None else None
         record = history.get(record_id) if history is not None and record_id is not None else None
         if record is None:
             where = "the build server's history" if self.mode.served else "the build history"
-            self.notify(f"#{view.job.id} is not in {where} (off, or not recorded yet): no bundle; "
+            self.notify(f"#{view.id} is not in {where} (off, or not recorded yet): no bundle; "
                         "trt-tui bundle ID writes one of any recorded build", severity="warning", markup=False)
             return
-        self._write_bundle(view.job.id, record, list(view.logs.text_lines()), Path.cwd() / f"trt-tui-bundle-{record.id}.tar.gz",
+        self._write_bundle(view.id, record, list(view.logs.text_lines()), Path.cwd() / f"trt-tui-bundle-{record.id}.tar.gz",
                            [Path(history.path)])
 
     @work(thread=True, group="bundle", exit_on_error=False)
@@ -165,7 +165,7 @@ class BuildListActions(QueueActions):
         view = self.views.get(self.selected) if self.selected is not None else None
         model = self.picker.highlighted_path() if self.mode.has_picker else None
         if view is not None and (model is None or self.focused is self.builds):
-            model = str(view.job.spec.model)
+            model = str(view.model)
         if model is None:
             self.notify("No model highlighted", severity="warning")
             return

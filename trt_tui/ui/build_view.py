@@ -1,6 +1,8 @@
 """What the widgets show of a build, computed from what the core reports: pure functions.
 
-The app keeps a `BuildView` per build and folds the core's events into it; every text a widget
+The app keeps a `BuildView` per build: a view over the build's `tracker.BuildTracker`, which folds the
+core's events, plus what only the screen keeps (the log store, the readings it plots, the history's
+expectations, the progress shown so far); every text a widget
 shows of a build (a phase row, the title, a state, a progress bar) is made here from that view, a
 width and a `Palette`. Nothing here touches a widget, so each rule of the screen (the name before
 the bar, the bar dropped first on a narrow terminal, a marker only on a running or failed phase)
@@ -17,43 +19,115 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
 from ..core.estimates import eta, eta_text
-from ..core.events import StackDump, State
-from ..core.job import BuildJob
+from ..core.events import Event, SpecSummary, StackDump, State, StateChanged
 from ..core.log_store import LogStore
 from ..core.phases import Phase, PhaseTree
+from ..core.tracker import BuildTracker
 from ..core.units import human_seconds
 
 # -- what the app knows of one build --------------------------------------------------------------
 
 
+def queued_spec(events: list[Event]) -> SpecSummary | None:
+    """What was queued, where these events hold the build's first `queued` state."""
+    for event in events:
+        if type(event) is StateChanged and event.spec is not None:
+            return SpecSummary.from_dict(event.spec)
+    return None
+
+
 @dataclass
 class BuildView:
-    """What the app knows of one build, kept for as long as the app runs (switching keeps state)."""
+    """What the app knows of one build, kept for as long as the app runs (switching keeps state).
+    `build` folds its events (`apply`); the rest is the screen's own."""
 
-    job: BuildJob
+    build: BuildTracker
     clock: Callable[[], float] = time.monotonic
-    tree: PhaseTree = field(default_factory=PhaseTree)
     logs: LogStore = field(default_factory=LogStore)  # every line: the newest in memory, the rest on disk
-    state: State = State.QUEUED
     last_event_at: float = 0.0
-    detail: str | None = None
-    error: str | None = None
     expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
     expected_from_older: bool = False  # those builds were of an older version of the model
     name: str = ""  # the model as the picker shows it
-    stopped: set[int] = field(default_factory=set)  # phases that ended because of a cancel
-    reason: str | None = None  # why it built (or "up to date"), from the engine cache
     vitals: deque = field(default_factory=lambda: deque(maxlen=600))  # `Vitals` readings, oldest first
-    stack: StackDump | None = None  # the latest stack the watch took on its own (when it stalled)
-    last_callback: float | None = None  # build-clock time of the latest phase event
-    backend: str | None = None  # the backend that builds, with its version, once the build says
     watched: bool = False  # started by a change on disk, not by the user
     progress: float = 0.0  # the most `fraction` has said
+    given: SpecSummary | None = None  # what the app queued, until the build's queued state says
+    cancel_asked: bool = False  # the user pressed cancel on it (a second press forces)
+
+    @classmethod
+    def of(cls, job: int, clock: Callable[[], float] = time.monotonic, **kwargs) -> BuildView:
+        return cls(BuildTracker(job), clock, **kwargs)
+
+    def apply(self, event: Event) -> Phase | None:
+        return self.build.apply(event)
+
+    # -- what its events said (`tracker`) -----------------------------------------------------------
+
+    @property
+    def id(self) -> int:
+        return self.build.job
+
+    @property
+    def spec(self) -> SpecSummary | None:
+        return self.build.spec or self.given
+
+    @property
+    def model(self) -> Path:
+        """The model as the user gave it (a program's name for a build another program made)."""
+        spec = self.spec
+        return Path(spec.model) if spec is not None else Path(self.build.model)
+
+    @property
+    def output(self) -> Path | None:
+        """The engine it writes; None for one another program writes."""
+        spec = self.spec
+        return Path(spec.output) if spec is not None and spec.output else None
+
+    @property
+    def tree(self) -> PhaseTree:
+        return self.build.tree
+
+    @property
+    def state(self) -> State:
+        return self.build.state
+
+    @property
+    def detail(self) -> str | None:
+        return self.build.detail
+
+    @property
+    def error(self) -> str | None:
+        return self.build.error
+
+    @property
+    def reason(self) -> str | None:
+        """Why it built (or "up to date"), from the engine cache."""
+        return self.build.reason
+
+    @property
+    def backend(self) -> str | None:
+        """The backend that builds, with its version, once the build says."""
+        return self.build.backend
+
+    @property
+    def stack(self) -> StackDump | None:
+        """The latest stack the watch took on its own (when it stalled)."""
+        return self.build.stack
+
+    @property
+    def last_callback(self) -> float | None:
+        return self.build.last_callback
+
+    @property
+    def stopped(self) -> set[int]:
+        """Phases that ended because of a cancel."""
+        return self.build.stopped
 
     @property
     def verdict(self) -> str | None:
@@ -246,9 +320,8 @@ def same_text(a: Text | None, b: Text | None) -> bool:
 def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116` (or `overdue +2.0s`), then
     why it stopped or failed."""
-    job = view.job
     style = palette.state(view.state)
-    text = Text(f"#{job.id} {view.name or job.spec.model} ", style="bold")
+    text = Text(f"#{view.id} {view.name or view.model} ", style="bold")
     text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
     if view.expected and not view.state.final and view.state is not State.QUEUED:

@@ -9,7 +9,7 @@ listens, the runtime directory is not safe) is one notification.
 
 from __future__ import annotations
 
-from ..core.collector.server import CollectedSpec, Collector, NotListening
+from ..core.collector.server import Collector, NotListening
 
 
 def listen(app) -> Collector | None:
@@ -36,9 +36,6 @@ def stop(collector: Collector | None) -> None:
         collector.close()
 
 
-def why_no_rebuild(job) -> str | None:
+def why_no_rebuild(collector: Collector | None, job: int | None) -> str | None:
     """What the app says to `r` or `f` on another program's build (None: a build it may make again)."""
-    if job is None or not isinstance(job.spec, CollectedSpec):
-        return None
-    return (f"#{job.id} {job.spec.model} is a build of {job.spec.program}: trt-tui cannot rebuild it"
-            " (run the program again)")
+    return collector.why_no_rebuild(job) if collector is not None and job is not None else None

@@ -15,8 +15,8 @@ from textual.message_pump import MessagePump
 from textual.widgets import DataTable, Input
 
 from ..core.build import BuildSpec, spec_for
-from ..core.job import BuildJob
 from ..core.watch import ModelWatcher
+from . import collector_feed
 from .build_view import build_title
 from .guard import guarded
 from .help_screen import HelpScreen
@@ -100,26 +100,26 @@ class MainActions(MessagePump):
             return
         view = self.views[self.selected]
         if view.state.final:
-            self.notify(f"Build #{view.job.id} already {view.state.value}")
+            self.notify(f"Build #{view.id} already {view.state.value}")
             return
-        again = view.job.token.cancelled
-        self.scheduler.cancel(view.job.id, force=again)
+        again, view.cancel_asked = view.cancel_asked, True
+        self.scheduler.cancel(view.id, force=again)
         if again:
-            self.notify(f"Forcing cancel of #{view.job.id}")
+            self.notify(f"Forcing cancel of #{view.id}")
         else:
-            self.notify(f"Cancelling #{view.job.id} {view.job.spec.model.name} (c again to force)", markup=False)
+            self.notify(f"Cancelling #{view.id} {view.model.name} (c again to force)", markup=False)
 
     def action_cancel_all(self) -> None:
         n = self.scheduler.cancel_all()
         self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
 
     def action_rebuild(self) -> None:
-        if (why := self.mode.why_no_rebuild(self.scheduler.jobs.get(self.selected))) is not None:
-            self.notify(why, markup=False)  # a run's builds are its program's: trt-tui cannot make them again
+        if (why := self._why_no_rebuild()) is not None:
+            self.notify(why, markup=False)  # another program's build: trt-tui cannot make it again
             return
         model = None
         if self.selected is not None:
-            model = str(self.views[self.selected].job.spec.model)
+            model = str(self.views[self.selected].model)
         elif (path := self.picker.highlighted_path()) is not None:
             model = path
         if model is not None:
@@ -127,11 +127,16 @@ class MainActions(MessagePump):
 
     def action_force_rebuild(self) -> None:
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
-        if self.mode.why_no_rebuild(self.scheduler.jobs.get(self.selected)) is not None:
+        if self._why_no_rebuild() is not None:
             return self.action_rebuild()
-        model = str(self.views[self.selected].job.spec.model) if self.selected is not None else self.picker.highlighted_path()
+        model = str(self.views[self.selected].model) if self.selected is not None else self.picker.highlighted_path()
         if model is not None:
             force_rebuild(self, model)
+
+    def _why_no_rebuild(self) -> str | None:
+        """Why `r` or `f` cannot build the selected build again: a run's builds are its program's, as
+        are the builds of other programs the app collects (`collector_feed`)."""
+        return self.mode.why_no_rebuild(self.selected) or collector_feed.why_no_rebuild(self.collector, self.selected)
 
     def action_toggle_watch(self) -> None:
         if self.watcher is not None:
@@ -166,8 +171,8 @@ class MainActions(MessagePump):
     def _spec_for(self, model: Path) -> BuildSpec:
         return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
 
-    def _rebuilding(self, model: Path, job: BuildJob, change) -> None:
-        self._add_view(job, self._model_key(model)).watched = True
+    def _rebuilding(self, model: Path, job, change) -> None:
+        self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True
         self._place_new(job.id)
 
     def _model_key(self, path: Path) -> str:
@@ -197,7 +202,7 @@ class MainActions(MessagePump):
         recorder = self.session.recorder
         try:
             recorded = recorder.recorded if recorder is not None else {}
-            self.push_screen(diff_of_build(self.session.history, recorded, view.job.id, view.reason))
+            self.push_screen(diff_of_build(self.session.history, recorded, view.id, view.reason))
         except NothingToCompare as exc:
             self.notify(str(exc), severity="warning", markup=False)
 
@@ -207,10 +212,10 @@ class MainActions(MessagePump):
         if view is None:
             self.notify("No build selected", severity="warning")
         elif view.state.final:
-            self.post_message(StackRead(view.job.id, None))
+            self.post_message(StackRead(view.id, None))
         else:
-            self.notify(f"Reading the stacks of #{view.job.id}…")
-            self._read_stack(view.job.id)
+            self.notify(f"Reading the stacks of #{view.id}…")
+            self._read_stack(view.id)
 
     @work(thread=True, group="stack", exit_on_error=False)
     def _read_stack(self, job: int) -> None:

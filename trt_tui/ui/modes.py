@@ -35,12 +35,9 @@ class AppSession:
     def scheduler(self):
         return self.session.scheduler
 
-    def why_no_rebuild(self, job) -> str | None:
-        """Why `r` cannot build the selected build's model again, or None where it can: another
-        program's build (`collector_feed`) is that program's to make again."""
-        from .collector_feed import why_no_rebuild
-
-        return why_no_rebuild(job)
+    def why_no_rebuild(self, job: int | None) -> str | None:
+        """Why `r` cannot build the selected build's model again, or None where it can."""
+        return None
 
     def start(self, app) -> None:
         """Once the main screen is up and the first frame drawn."""
@@ -112,7 +109,7 @@ class ObservedProgram(AppSession):
         super().__init__(run.session)
         self.run = run  # the `ProgramRun`
 
-    def why_no_rebuild(self, job) -> str:
+    def why_no_rebuild(self, job: int | None) -> str:
         return self.run.why_no_rebuild(job)
 
     def start(self, app) -> None:

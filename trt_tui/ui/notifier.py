@@ -44,7 +44,7 @@ class Notifier:
         self.tmux = bool(os.environ.get("TMUX"))
 
     def ended(self, view, event: StateChanged) -> None:
-        name = Path(str(view.job.spec.model)).name
+        name = Path(str(view.model)).name
         if event.state is State.FAILED:
             self.app.notify(event.error or "build failed", title=f"{name} failed", severity="error", timeout=10,
                             markup=False)
@@ -53,7 +53,7 @@ class Notifier:
         # A cancel is the user's own act (c, C, q) or a rebuild replacing the build: they are there.
         if self.after > 0 and event.state in (State.SUCCEEDED, State.FAILED) and view.elapsed() >= self.after:
             self.alert(f"trt-tui: {name} {event.state.value}",
-                       f"build #{view.job.id} {event.state.value} after {view.elapsed():.0f}s")
+                       f"build #{view.id} {event.state.value} after {view.elapsed():.0f}s")
 
     def alert(self, title: str, body: str) -> None:
         driver = self.app._driver  # Textual's writer of the terminal; None before it starts and after it ends
@@ -69,7 +69,7 @@ def summary(views) -> str | None:
     for view in views:
         state = view.state  # as the build's events said: what the screen showed last
         key = {State.SUCCEEDED: "built", State.FAILED: "failed", State.SKIPPED: "up to date"}.get(state, "cancelled")
-        groups[key].append(Path(str(view.job.spec.model)).name)
+        groups[key].append(Path(str(view.model)).name)
     if not any(groups.values()):
         return None
     parts = []

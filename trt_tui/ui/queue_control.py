@@ -100,11 +100,11 @@ class QueueActions(ActionHost):
         if view is None or view.state is not State.QUEUED:
             self.notify("Select a queued build to move", severity="warning")
             return
-        if self.scheduler.move(view.job.id, delta):
-            place = [job.id for job in self.scheduler.queued()].index(view.job.id) + 1
-            self.notify(f"#{view.job.id} is {place} in the queue")
+        if self.scheduler.move(view.id, delta):
+            place = [job.id for job in self.scheduler.queued()].index(view.id) + 1
+            self.notify(f"#{view.id} is {place} in the queue")
         else:
-            self.notify(f"#{view.job.id} is already {'first' if delta < 0 else 'last'} in the queue")
+            self.notify(f"#{view.id} is already {'first' if delta < 0 else 'last'} in the queue")
 
     def show_builds_title(self) -> None:
         """"Builds" and how the list and the queue stand, where it is not the default."""

@@ -61,7 +61,7 @@ class ViewActions(ActionHost):
         if view is None:
             self.notify("No build selected", severity="warning")
             return
-        self.log_prompt.open("save", f"{Path(view.job.spec.model).stem}-{view.job.id}.log")
+        self.log_prompt.open("save", f"{Path(view.model).stem}-{view.id}.log")
 
     def on_log_prompt_done(self, message: LogPrompt.Done) -> None:
         self.log_pane.focus()
@@ -76,7 +76,7 @@ class ViewActions(ActionHost):
         if view is None:
             return
         path = path if path.is_absolute() else Path.cwd() / path
-        title = f"build #{view.job.id} {view.job.spec.model} · {view.state.value}"
+        title = f"build #{view.id} {view.model} · {view.state.value}"
         try:
             count = save_log(view.logs, path, title)
         except NotOurs as exc:
@@ -85,7 +85,7 @@ class ViewActions(ActionHost):
             self.notify(f"{path}: {exc.strerror or exc}", title="Log not saved", severity="error", timeout=10,
                         markup=False)
         else:
-            self.notify(f"{count} lines of #{view.job.id} saved to {path}", title="Log saved", timeout=10,
+            self.notify(f"{count} lines of #{view.id} saved to {path}", title="Log saved", timeout=10,
                         markup=False)
 
     def action_zoom(self) -> None:

@@ -94,11 +94,12 @@ def _build_models(args, settings, executor) -> int:
         finally:
             session.close()
             renderer.close()
-    states = [job.state for job in jobs]
-    for job in jobs:
-        if job.state is State.FAILED and not args.json:
-            print(f"trt-tui: {escaped(job.outcome.error)}", file=sys.stderr)
-    cancelled = [str(job.spec.model) for job in jobs if job.state is State.CANCELLED]
+    builds = [renderer.build(job.id) for job in jobs]  # as their events said
+    states = [build.state for build in builds]
+    for build in builds:
+        if build.state is State.FAILED and not args.json:
+            print(f"trt-tui: {escaped(build.error)}", file=sys.stderr)
+    cancelled = [build.model for build in builds if build.state is State.CANCELLED]
     if not args.json:
         renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
     if stopper.signal is not None:

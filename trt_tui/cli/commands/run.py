@@ -112,8 +112,8 @@ def run_headless(argv: list[str], args) -> int:
     from ...core.collector.publisher import run_publisher
     from ...core.events import State
     from ...core.inject.observer import ProgramRun
-    from ...core.inject.relays import ObservedSpec
     from ...core.inject.timeline import Timeline
+    from ...core.tracker import Trackers
     from ...headless import make_renderer
 
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
@@ -147,8 +147,17 @@ def run_headless(argv: list[str], args) -> int:
     run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before
-    run.scheduler.subscribe(
-        lambda job, events: timeline.add_events(job, job.spec.t0, events) if isinstance(job.spec, ObservedSpec) else None)
+    builds = Trackers()
+    origins: dict[int, float] = {}  # job -> the start of its clock, on this process's monotonic clock
+
+    def to_timeline(job: int, events: list) -> None:
+        """A build the program made goes out in time order with its output; the program itself does not."""
+        build = builds.fold(job, events)
+        if build.is_build and build.origin is not None:
+            t0 = origins.setdefault(job, build.origin - (time.time() - time.monotonic()))
+            timeline.add_events(job, t0, events)
+
+    run.scheduler.subscribe(to_timeline)
 
     def say_stopping(signum: int) -> None:
         again = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
@@ -172,8 +181,9 @@ def run_headless(argv: list[str], args) -> int:
             except (OSError, ValueError):
                 pass
     code = run.shell_exit_code
-    if run.program_job is not None and run.program_job.state is State.FAILED and run.exit_code == 127:
-        print(f"trt-tui: {run.program_job.outcome.error}", file=sys.stderr)
+    program = next((build for build in builds if not build.is_build), None)
+    if program is not None and program.state is State.FAILED and run.exit_code == 127:
+        print(f"trt-tui: {program.error}", file=sys.stderr)
     note = run.unobserved_note()
     if note is not None:
         print(note, file=sys.stderr)

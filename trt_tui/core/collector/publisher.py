@@ -48,11 +48,17 @@ class Publisher:
         self.builds: dict[int, tuple[Reporter, int, Callable]] = {}  # job id -> (reporter, local id, sink)
         self.passed: set[int] = set()  # jobs not reported (not included, no app, over)
 
-    def __call__(self, job, events) -> None:
+    def __call__(self, job_id: int, events) -> None:
         try:
+            if job_id in self.passed:
+                return
+            job = self.scheduler.jobs.get(job_id)  # a transport's end: it reads its own scheduler's job
+            if job is None:
+                self.passed.add(job_id)
+                return
             self._forward(job, events)
         except Exception:  # reporting is a convenience: the build and its own display go on
-            self.passed.add(job.id)
+            self.passed.add(job_id)
 
     def _forward(self, job, events) -> None:
         if job.id in self.passed:

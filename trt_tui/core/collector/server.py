@@ -221,6 +221,15 @@ class Collector:
         if fd is not None:
             os.close(fd)
 
+    def why_no_rebuild(self, job_id: int) -> str | None:
+        """What `r` or `f` on a build it follows says (None: not another program's build): the build
+        is that program's, made with its options in its process."""
+        job = self.scheduler.jobs.get(job_id)  # its own scheduler's job: the collector is a transport's end
+        if job is None or not isinstance(job.spec, CollectedSpec):
+            return None
+        return (f"#{job.id} {job.spec.model} is a build of {job.spec.program}: trt-tui cannot rebuild it"
+                " (run the program again)")
+
     @property
     def listening(self) -> bool:
         return self._server is not None

@@ -260,9 +260,10 @@ class ProgramRun:
         if self.subreaper:  # the program's processes are stopped and reaped: no more orphans to adopt
             self.subreaper = not become_subreaper(False)
 
-    def why_no_rebuild(self, job) -> str:
+    def why_no_rebuild(self, job_id: int | None) -> str:
         """What the app says to `r` or `f` in a run: the builds are the program's, made with its
         options in its process; trt-tui can only show and cancel them."""
+        job = self.scheduler.jobs.get(job_id) if job_id is not None else None
         if job is None or isinstance(job.spec, ProgramSpec):
             return f"trt-tui cannot rebuild what {self.name} builds: run the program again"
         return (f"#{job.id} {job.spec.model.name} is a build of {self.name}: trt-tui cannot rebuild it"

@@ -51,6 +51,9 @@ class ObservedSpec(BuildSpec):
         and which program built it."""
         return {"options": {}, "program": self.program}
 
+    def clock_origin(self) -> float:
+        return self.t0
+
 
 class _Relay:
     """One observed build, from its announcement to its final state."""

@@ -66,19 +66,19 @@ class Timeline:
             heapq.heappush(self._heap, (at, next(self._seq), "output", stream, (pieces, size)))
             self._cond.notify_all()
 
-    def add_events(self, job, t0: float, events: list) -> None:
+    def add_events(self, job: int, t0: float, events: list) -> None:
         """A batch of one build's events (`t0`: its start; their `t` count from it)."""
         with self._cond:
-            last = self._last.get(job.id, t0)
+            last = self._last.get(job, t0)
             for event in events:
                 at = max(t0 + event.t, last)  # a build's own events keep their order
                 last = at
                 heapq.heappush(self._heap, (at, next(self._seq), "event", job, event))
                 if type(event) is StateChanged and event.state.final:
-                    self._open.pop(job.id, None)
+                    self._open.pop(job, None)
                 else:
-                    self._open[job.id] = at
-            self._last[job.id] = last
+                    self._open[job] = at
+            self._last[job] = last
             self._cond.notify_all()
 
     def before(self, t0: float) -> None:
@@ -138,7 +138,7 @@ class Timeline:
                 continue
             try:
                 if kind == "event":
-                    if job is not None and what is not job and events:
+                    if job is not None and what != job and events:
                         self.write_events(job, events)
                         events = []
                     job = what
