@@ -9,7 +9,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from test_app import SIZE, filter_to, held_replay_app, make, start_held_build, wait_for
+from helpers import pilot_wait
+from test_app import SIZE, filter_to, held_replay_app, make, start_held_build
 
 from trt_tui.core.events import State
 from trt_tui.core.samples import write_samples
@@ -41,11 +42,11 @@ async def test_b_writes_the_finished_build_s_bundle_with_its_log_and_says_where(
     async with app.run_test(size=SIZE) as pilot:
         await filter_to(pilot, app, "mnist")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.views and app.views[1].state.final, 90)
+        await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, 90)
         assert app.views[1].state is State.SUCCEEDED, app.views[1].error
-        await wait_for(pilot, lambda: app.session.recorder.recorded.get(1) is not None, 10)
+        await pilot_wait(pilot, lambda: app.session.recorder.recorded.get(1) is not None, 10)
         await pilot.press("b")
-        await wait_for(pilot, lambda: any("Report bundle of #1 written to" in m for m in _messages(app)), 60)
+        await pilot_wait(pilot, lambda: any("Report bundle of #1 written to" in m for m in _messages(app)), 60)
         bundles = list(here.glob("trt-tui-bundle-*.tar.gz"))
         assert len(bundles) == 1 and any(str(bundles[0]) in m for m in _messages(app))
         with tarfile.open(bundles[0]) as tar:
@@ -64,6 +65,6 @@ async def test_b_on_a_running_build_says_it_is_not_finished(models, tmp_path, mo
     async with app.run_test(size=SIZE) as pilot:
         await start_held_build(pilot, app)
         await pilot.press("b")
-        await wait_for(pilot, lambda: any("not finished" in m for m in _messages(app)), 5)
+        await pilot_wait(pilot, lambda: any("not finished" in m for m in _messages(app)), 5)
         assert not list(tmp_path.glob("trt-tui-bundle-*")), "a bundle of an unfinished build was written"
         await pilot.press("q")

@@ -123,8 +123,8 @@ async def test_two_programs_building_at_once_appear_by_name_and_one_is_cancelled
             await wait_until(pilot, lambda: a.state is State.BUILDING and a.tree.phases, "train_a.py's phases")
             assert b.state in (State.BUILDING, State.SUCCEEDED)
             app.builds.focus()
-            app.builds.move_to(a.job.id)  # the cursor's row is the selection
-            await wait_until(pilot, lambda: app.selected == a.job.id, "train_a.py selected")
+            app.builds.move_to(a.id)  # the cursor's row is the selection
+            await wait_until(pilot, lambda: app.selected == a.id, "train_a.py selected")
             await pilot.press("c")
             await wait_until(pilot, lambda: a.state.final and b.state.final, "both builds to end")
             assert a.state is State.CANCELLED, (a.state, a.error)
@@ -161,11 +161,11 @@ async def test_a_hooked_program_that_never_imports_trt_tui_appears_in_the_app(
         assert view.state is State.SUCCEEDED
         assert view.tree.phases and view.logs
         app.builds.focus()
-        app.builds.move_to(view.job.id)
-        await wait_until(pilot, lambda: app.selected == view.job.id, "the build selected")
+        app.builds.move_to(view.id)
+        await wait_until(pilot, lambda: app.selected == view.id, "the build selected")
         await pilot.press("r")  # the program's build: trt-tui cannot make it again, and says so
         await pilot.pause(0.3)
-        assert list(app.scheduler.jobs) == [view.job.id]
+        assert list(app.scheduler.jobs) == [view.id]
     assert "engine: built" in out
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from trt_tui.core.replay import ReplayExecutor, load_trace
+from helpers import ReplayExecutor, load_trace
 
 from trt_tui.core.build import BuildOptions, BuildSpec
 from trt_tui.core.cache import EngineCache

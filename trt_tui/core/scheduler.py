@@ -204,6 +204,7 @@ class Scheduler:
             job = BuildJob(next(self._ids), spec)
             self.jobs[job.id] = job
             self._followed[job.id] = pid or 0
+            job.queued()  # what it is, as every build's first event says it
             self._undelivered.append(job)
             job.started = time.monotonic()
             job.thread = threading.Thread(target=self._follow_job, args=(job, relay), name=f"trt-tui-follow-{job.id}",
@@ -217,7 +218,7 @@ class Scheduler:
         except Exception as exc:  # the relays never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
-        job.outcome = outcome
+        job.end(outcome)
         job.finished = time.monotonic()
         self._wake.set()
 
