@@ -179,7 +179,7 @@ def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
     grace = 5.0
     process = subprocess.Popen(
         [sys.executable, "-m", "trt_tui", "run", "--json", "--grace", str(grace), "--", sys.executable,
-         str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine)],
+         str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine), "--slow-steps", "0.02"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         lines = []

@@ -207,7 +207,7 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
     stderr = tmp_path / "stderr"
     process = subprocess.Popen(
         [PY, "-m", "trt_tui", "run", "--json", "--grace", "5", "--", PY, str(PROGRAMS / "own_monitor.py"),
-         str(models / "resnet50.onnx"), str(engine)], stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True)
+         str(models / "resnet50.onnx"), str(engine), "--slow-steps", "0.02"], stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True)
     try:
         lines = []
         for line in process.stdout:  # until the build is under way

@@ -1,10 +1,12 @@
 """A plain build script with its own progress monitor and logger, as people write them.
 
-Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N | --stubborn | --pause-at N SECONDS]. Prints
+Usage: own_monitor.py MODEL.onnx ENGINE [--cancel-at N | --stubborn | --pause-at N SECONDS]
+[--slow-steps SECONDS]. Prints
 how often its monitor and its logger were called, then exits 0 when an engine was written, 3 when
 TensorRT returned none. `--stubborn` ignores SIGINT and, after its build, sleeps for a minute: only
 SIGTERM or worse ends it. `--pause-at` sleeps inside its monitor's Nth call, as a build stuck in
-TensorRT looks from outside: no callback, an idle CPU.
+TensorRT looks from outside: no callback, an idle CPU. `--slow-steps` sleeps in each step, so that a
+build that takes a fraction of a second on a fast machine is still under way when a test signals it.
 """
 
 import signal
@@ -16,8 +18,9 @@ import tensorrt_rtx as trt
 
 
 class CountingMonitor(trt.IProgressMonitor):
-    def __init__(self, cancel_at=None, pause=None):
+    def __init__(self, cancel_at=None, pause=None, slow=0.0):
         trt.IProgressMonitor.__init__(self)
+        self.slow = slow
         self.lock = threading.Lock()
         self.calls = 0
         self.cancel_at = cancel_at
@@ -32,6 +35,9 @@ class CountingMonitor(trt.IProgressMonitor):
             self.calls += 1
             if self.pause is not None and self.calls == self.pause[0]:
                 time.sleep(self.pause[1])
+        if self.slow:
+            time.sleep(self.slow)
+        with self.lock:
             return self.cancel_at is None or self.calls < self.cancel_at
 
     def phase_finish(self, phase_name):
@@ -49,6 +55,11 @@ class CountingLogger(trt.ILogger):
 
 
 def main():
+    slow = 0.0
+    if "--slow-steps" in sys.argv:
+        at = sys.argv.index("--slow-steps")
+        slow = float(sys.argv[at + 1])
+        del sys.argv[at:at + 2]
     model, engine = sys.argv[1], sys.argv[2]
     cancel_at = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--cancel-at" else None
     stubborn = sys.argv[3:4] == ["--stubborn"]
@@ -63,7 +74,7 @@ def main():
         print("parse failed")
         return 2
     config = builder.create_builder_config()
-    monitor = CountingMonitor(cancel_at, pause)
+    monitor = CountingMonitor(cancel_at, pause, slow)
     config.progress_monitor = monitor
     assert config.progress_monitor is monitor, "the program must read back its own monitor"
     serialized = builder.build_serialized_network(network, config)
