@@ -185,7 +185,7 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
         # The server's queue is every tab's: no tab pauses, widens or reorders it.
         assert not {"P", "plus", "minus", "left_square_bracket", "right_square_bracket"} & keys
         assert not {"Pause queue", "More at once", "Queue earlier"} & set(palette)
-        pid = build_server.scheduler.executor.pid_of(server_job)
+        pid = build_server.scheduler.pid_of(server_job.id)
         assert pid is not None and pid != os.getpid()
         await pilot.press("s")
         await _wait_pilot(pilot, lambda: isinstance(app.screen, StackScreen), 60)

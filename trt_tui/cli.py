@@ -352,16 +352,13 @@ def prewarmed_executor(args, builds: int | None = None):
     executor = make_executor(args.executor, cancel_grace=args.cancel_grace, vitals=vitals_from_args(args),
                              spare_memory=args.spare_memory, jobs=args.jobs, memory_limit=memory_limit(args))
     prewarmed(executor, builds)
-    if hasattr(executor, "release_on_close"):
-        executor.release_on_close = False  # this process exits once the builds are done
+    executor.release_on_close = False  # this process exits once the builds are done
     return executor
 
 
 def abandon(scheduler) -> None:
     """Before exiting at once: an executor that keeps processes outside ours (a local Ray) stops them."""
-    stop = getattr(scheduler.executor, "abandon", None)
-    if stop is not None:
-        stop()
+    scheduler.abandon()
 
 
 def ray_options(args) -> dict | None:

@@ -12,12 +12,13 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from . import malloc, own_memory
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
 from .events import State
+from .executor import Executor
 from .follower import Follower
 from .follower import finish as _finish
 from .memory_limit import MemoryLimit, killed_by_limit, oom_error
@@ -30,25 +31,17 @@ if TYPE_CHECKING:
     from .job import BuildJob
 
 
-class Executor(Protocol):
-    name: str
-
-    def run(self, job: BuildJob) -> Outcome: ...
-    def force_cancel(self, job: BuildJob) -> bool: ...
-    def pid_of(self, job: BuildJob) -> int | None: ...  # the process of this host building `job`, if any
-    def close(self) -> None: ...
+__all__ = ["DEFAULT_CANCEL_GRACE", "DEFAULT_EXECUTOR", "Executor", "ProcessExecutor", "ThreadExecutor",
+           "make_executor", "prewarmed"]
 
 
-class ThreadExecutor:
+class ThreadExecutor(Executor):
     """The build runs on the job's thread, in this process. Cheapest; a cancel waits for TensorRT's
     next callback, and a crash inside TensorRT takes the process with it."""
 
     name = "thread"
 
     IDLE_RELEASE = 10.0  # seconds without a build before the heap the builds kept goes back
-    # `close` gives the heap back too (malloc_trim, ~25 ms after a build): for a program that goes on
-    # running. One that closes its executor to exit (`trt-tui build`) sets this False.
-    release_on_close = True
 
     def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         """`vitals`: how to sample the build (here: this whole process); None turns it off."""
@@ -134,7 +127,7 @@ class _Child:
             return True
 
 
-class ProcessExecutor:
+class ProcessExecutor(Executor):
     """Each build runs in a child process of its own (see `child`); the worker thread relays its events.
 
     This buys what a thread cannot give: a cancel that TensorRT has not honoured `cancel_grace`
@@ -414,9 +407,7 @@ DEFAULT_CANCEL_GRACE = 0.5
 def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
     """`executor`, its spare build processes started now where it keeps any (the process executor's
     `prewarm`); `builds`, if known, is how many builds will come (no spare is started past the last)."""
-    prewarm = getattr(executor, "prewarm", None)
-    if prewarm is not None:
-        prewarm(builds)
+    executor.prewarm(builds)
     return executor
 
 

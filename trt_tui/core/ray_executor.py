@@ -39,6 +39,7 @@ from . import atomic, engine_file
 from .buffer import EventBuffer
 from .build import BuildError, BuildSpec, Outcome, check_output_replaceable, check_output_writable, run_build
 from .events import Log, State, StateChanged
+from .executor import Executor
 from .follower import Follower
 from .follower import finish as _finish
 from .modelinfo import ModelInfoError, read_model_info
@@ -301,7 +302,7 @@ class _Task:
             return True
 
 
-class RayExecutor:
+class RayExecutor(Executor):
     name = "ray"
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,

@@ -3,9 +3,8 @@
 `trt-tui serve` runs one app process per browser tab (that is how textual-serve works), but the builds
 must belong to the server process: a reload or a second browser sees the same builds, and closing a tab
 stops nothing. So the serve process owns the `Scheduler` and a `BuildServer` publishes it; each tab's app
-attaches with a `RemoteScheduler`, which offers the part of the Scheduler's interface the app uses
-(`subscribe`, `submit`, `cancel`, `cancel_all`, `active`, `jobs`, `read_stacks`, `shutdown`). The
-stacks of a build are taken by the server: its executor knows the build's process (a tab knows no
+attaches with a `RemoteScheduler`, which implements the whole `BuildScheduler`, as the local one does.
+The stacks of a build are taken by the server: its executor knows the build's process (a tab knows no
 pid), and a build on another node is read there or not at all.
 
 The transport is JSON lines over a Unix socket in a directory only this user can enter (mode 0700), so
@@ -243,7 +242,7 @@ class RemoteError(RuntimeError):
 
 
 class RemoteScheduler:
-    """A client of a `BuildServer` shaped like the `Scheduler` the app uses. Subscribers are called on
+    """A client of a `BuildServer`, a `BuildScheduler` as the local one is. Subscribers are called on
     this client's reader thread (as the scheduler calls them on its pump thread). Nothing is received
     until `connect()`: call it once the subscribers can take messages (the app does, in `on_mount`)."""
 
@@ -259,6 +258,7 @@ class RemoteScheduler:
         self._reader: threading.Thread | None = None
         self.connected = threading.Event()  # set once the replay of earlier builds has been delivered
         self.disconnected = threading.Event()
+        self._changed = threading.Condition()  # a job's state changed, or the server went away
         self.refused: str | None = None  # why the server's lines were refused (a newer protocol)
 
     def subscribe(self, subscriber) -> None:
@@ -290,6 +290,8 @@ class RemoteScheduler:
         self.disconnected.set()
         for event in list(self._waiting.values()):
             event.set()
+        with self._changed:
+            self._changed.notify_all()
 
     def _dispatch(self, message: dict) -> None:
         kind = message["t"]
@@ -298,9 +300,13 @@ class RemoteScheduler:
             if job is None:
                 return
             events = [event_from_dict(e) for e in message["events"]]
+            changed = False
             for event in events:
                 if type(event) is StateChanged:
-                    job.state = event.state
+                    job.state, changed = event.state, True
+            if changed:
+                with self._changed:
+                    self._changed.notify_all()
             for subscriber in list(self._subscribers):
                 try:
                     subscriber(job, events)
@@ -393,6 +399,22 @@ class RemoteScheduler:
             return self._request("stacks", timeout=STACK_TIMEOUT + REPLY_TIMEOUT, job=job_id)
         except RemoteError as exc:
             return f"the build server could not be asked for the stacks: {exc}"
+
+    def pid_of(self, job_id: int) -> int | None:
+        """None: the build's process is the server's, on its host or another node (`read_stacks`)."""
+        return None
+
+    def prewarm(self, builds: int | None = None) -> None:
+        """Nothing: the server starts its own build processes ahead."""
+
+    def abandon(self) -> None:
+        """Nothing: the builds are the server's, and go on when this tab goes."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until every build this tab knows of is final, or the server is gone (then False)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.disconnected.is_set() or not self.active(), timeout) \
+                and not self.active()
 
     def shutdown(self, cancel: bool = True, timeout: float | None = None) -> bool:
         """Disconnect. The builds are the server's: leaving never cancels them, whatever `cancel` says."""

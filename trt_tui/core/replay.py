@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .build import Outcome
 from .events import State, StateChanged
+from .executor import Executor
 from .monitor import MonitorState
 from .phases import cancelled_detail
 
@@ -32,7 +33,7 @@ def load_trace(path: Path, run: str) -> tuple[list[list], int | None]:
     return entry["events"], entry.get("engine_bytes")
 
 
-class ReplayExecutor:
+class ReplayExecutor(Executor):
     """`speed` scales the recorded gaps (2.0 = twice as fast); `hold` pauses before the step with
     this index in the trace so a test can act while a build is mid-phase, deterministically."""
 
@@ -89,12 +90,3 @@ class ReplayExecutor:
         outcome = Outcome(State.SUCCEEDED, engine_bytes=self.engine_bytes, backend="replay")
         change(State.SUCCEEDED, engine_bytes=self.engine_bytes)
         return outcome
-
-    def force_cancel(self, job: BuildJob) -> bool:
-        return False
-
-    def pid_of(self, job: BuildJob) -> int | None:
-        return None  # a replay has no process to read
-
-    def close(self) -> None:
-        pass

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .build_scheduler import BuildScheduler
 from .cache import EngineCache
+from .executor import Executor
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
 from .memory_guard import MemoryGuard
 from .memory_limit import MemoryLimit, sweep
-from .scheduler import BuildScheduler, Scheduler
+from .scheduler import Scheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
@@ -43,7 +45,7 @@ class Session:
 
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
-                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj: Executor | None = None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  spare_memory: int | None = None, pump_interval: float | None = None,
                  memory_limit: MemoryLimit | None = None) -> Session:
@@ -73,11 +75,10 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             guard.history = session.history  # forecasts come from the builds it measured
             scheduler.subscribe(session.recorder)
             session.closers += [(session.recorder.close, False), (session.history.close, False)]
-            seed = getattr(executor_obj, "seed_reserve", None)
-            if seed is not None:  # the process executor's spare reserves what recent builds needed
-                from .pool import REMEMBER
+            from .pool import REMEMBER
 
-                seed(session.history.recent_heaps(REMEMBER))
+            # the process executor's spare reserves what recent builds needed (others ignore it)
+            executor_obj.seed_reserve(session.history.recent_heaps(REMEMBER))
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

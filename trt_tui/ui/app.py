@@ -28,7 +28,7 @@ from ..core.build import BuildSpec, default_output
 from ..core.discover import find_models
 from ..core.estimates import expected_for, slow_phases
 from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
-from ..core.executors import Executor, prewarmed
+from ..core.executors import Executor
 from ..core.gpu import GpuHistory, GpuSampler
 from ..core.job import BuildJob
 from ..core.modelinfo import ModelInfoError, read_model_info
@@ -201,7 +201,7 @@ class TrtTuiApp(BuildControls, ViewActions, App[int]):
         spares started with the app fault in the heap recent builds needed, and start any that is
         missing (an executor given to the app, a spare that failed to start)."""
         if not self._quitting:  # called where the app owns its builds (not attached to a server)
-            prewarmed(self.scheduler.executor)
+            self.scheduler.prewarm()
 
     def _discover(self, paths: list[str]) -> None:
         models, errors = find_models(paths)
