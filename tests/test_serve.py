@@ -250,7 +250,8 @@ class Served:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # each tab's size is its browser's
         env["PYTHONPATH"] = str(REPO)
         # A history of its own: what earlier tests recorded (estimates, forecasts) is no part of a serve test
-        env["TRT_TUI_HISTORY"] = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
+        self.history = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
+        env["TRT_TUI_HISTORY"] = self.history
         env.pop("TRT_TUI_TOKEN", None)
         if token is not None:
             env["TRT_TUI_TOKEN"] = token
@@ -710,3 +711,71 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
         server.close()
         assert session.close(timeout=60)
         shutil.rmtree(directory)
+
+
+async def test_a_served_tab_takes_stacks_shows_a_diff_and_cancels(sample_dir, tmp_path):
+    """Through a real `trt-tui serve`: a browser tab's WebSocket starts the tab's app, and the same app
+    (`--attach` to that server's socket, under the pilot) builds mnist with `enter`, again with `f`, and
+    `D` compares the two (the server recorded them; the tab asks it which records they became); then a
+    DenseNet build: `s` shows its stacks (taken by the server, which owns the build's process), `c`
+    cancels it, and the server's build ends cancelled."""
+    import aiohttp
+
+    from trt_tui.ui.screens import StackScreen
+    from trt_tui.ui.widgets.diff_panel import DiffPanel
+
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.mkdir()
+    large.mkdir()
+    os.link(sample_dir / "mnist.onnx", small / "mnist.onnx")
+    os.link(sample_dir / "densenet.onnx", large / "densenet.onnx")
+    served = Served(str(small), str(large), token="t4b")
+    try:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer t4b"}) as browser:
+            tab = await browser.ws_connect(served.url + "/ws?width=100&height=30")
+            assert (await tab.receive(timeout=60)).type == aiohttp.WSMsgType.BINARY  # its app has drawn
+            await asyncio.to_thread(wait, lambda: len(served.sessions()) == 1, "the tab's app")
+            command = served.sessions()[0].cmdline()
+            socket_path = command[command.index("--attach") + 1]
+
+            def tab_app(models: Path) -> TrtTuiApp:
+                return TrtTuiApp(AppConfig(paths=[str(models)], attach=socket_path, history=served.history,
+                                           gpu_interval=60))
+
+            app = tab_app(small)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await _wait_pilot(pilot, lambda: app.picker.models)
+                await pilot.press("enter")
+                await _wait_pilot(pilot, lambda: app.selected == 1 and app.views[1].state.final, 120)
+                assert app.views[1].state is State.SUCCEEDED
+                await pilot.press("f")
+                await _wait_pilot(pilot, lambda: app.selected == 2 and app.views[2].state.final, 120)
+                assert app.views[2].state is State.SUCCEEDED
+                await pilot.press("D")
+                await _wait_pilot(pilot, lambda: isinstance(app.screen, DiffPanel), 30)
+                title = app.screen.lines[0]
+                assert title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in title, title
+                await pilot.press("escape")
+                await pilot.press("q")
+
+            app = tab_app(large)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await _wait_pilot(pilot, lambda: app.picker.models)
+                await pilot.press("enter")
+                await _wait_pilot(pilot, lambda: app.selected == 3 and any(
+                    p.name == "Building engine" for p in app.views[3].tree.phases.values()), 120)
+                await pilot.press("s")
+                await _wait_pilot(pilot, lambda: isinstance(app.screen, StackScreen), 60)
+                assert "Process " in app.screen.text and "Thread" in app.screen.text, app.screen.text[:300]
+                await pilot.press("escape")
+                await _wait_pilot(pilot, lambda: not isinstance(app.screen, StackScreen))
+                await pilot.press("c")
+                await _wait_pilot(pilot, lambda: app.views[3].state.final, 60)
+                assert app.views[3].state is State.CANCELLED
+                await pilot.press("q")
+            await tab.close()
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    assert "cancelling" not in output  # the tab's `c` had cancelled the one build that ran
+    assert leftovers(large) == []
