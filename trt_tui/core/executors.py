@@ -322,21 +322,18 @@ class _ChildFollower(Follower):
             return None
         return Outcome(last.state, error=last.error, detail=last.detail, engine_bytes=last.engine_bytes)
 
-    def verdict(self, forced: str | None, exitcode: int | None) -> Outcome:
-        """How a build whose child ended without an outcome ended, in the user's words."""
-        if forced is not None:
-            return self.cancelled(forced)
+    def failure(self, exitcode) -> str:
+        """How a child that ended without an outcome ended (its exit code), in the user's words."""
         doing = self.doing()
         model = self.job.spec.model
         if killed_by_limit(exitcode, self.held, self.held_peak):
-            return Outcome(State.FAILED, error=f"{oom_error(model, self.held_peak, self.held.limit)} {doing}")
+            return f"{oom_error(model, self.held_peak, self.held.limit)} {doing}"
         if exitcode is not None and exitcode < 0:
             name = _signal_name(-exitcode)
             if -exitcode == signal.SIGKILL:
-                return Outcome(State.FAILED, error=f"{model}: the build process was killed ({name}: out of"
-                                                   f" memory?) {doing}")
-            return Outcome(State.FAILED, error=f"{model}: TensorRT crashed: {name} {doing}")
-        return Outcome(State.FAILED, error=f"{model}: the build process exited with code {exitcode} {doing}")
+                return f"{model}: the build process was killed ({name}: out of memory?) {doing}"
+            return f"{model}: TensorRT crashed: {name} {doing}"
+        return f"{model}: the build process exited with code {exitcode} {doing}"
 
 
 def _signal_name(number: int) -> str:

@@ -305,12 +305,9 @@ class _RayFollower(Follower):
 
     relay_lost = False  # the relay actor went (with its node): the events are lost, not the build
 
-    def verdict(self, forced: str | None, exc: BaseException | None) -> Outcome:
-        """How a build whose task ended without an outcome (forced, or lost) ended, in the user's words."""
-        if forced is not None:
-            return self.cancelled(forced)
-        return Outcome(State.FAILED, error=f"{self.job.spec.model}: the Ray task was lost {self.doing()}:"
-                                           f" {_ray_reason(exc)}")
+    def failure(self, exc) -> str:
+        """How a task that ended without a result (Ray's exception) was lost, in the user's words."""
+        return f"{self.job.spec.model}: the Ray task was lost {self.doing()}: {_ray_reason(exc)}"
 
 
 # Why Ray says a task ended without a result, in the user's words; Ray's own text runs to a paragraph

@@ -4,7 +4,7 @@ Every such build goes the same way: it is registered (so a forced cancel or `clo
 over the transport, followed (its events relayed into the job's sink through a `Follower`), a cancel
 is forwarded to it and, when TensorRT does not honour it within `cancel_grace` seconds of the last
 callback (or the user asks again), the build is forced; at the end it is reaped and, where it ended
-without an outcome of its own, its follower names how it was lost. `TransportExecutor` does all of
+without an outcome of its own, its follower's `verdict` names how it was lost. `TransportExecutor` does all of
 that once; a transport adds only how a build starts and is followed there (`_run`), how a cancel
 reaches it (`forward_cancel`'s `send`) and how it is killed (`_kill`).
 
