@@ -11,13 +11,13 @@ import inspect
 import pytest
 
 from trt_tui.api.observation import _ObservedExecutor
-from trt_tui.core.build_scheduler import BuildScheduler
 from trt_tui.core.executor import Executor
 from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.inject.observer import ObservedExecutor
 from trt_tui.core.remote import RemoteScheduler
 from trt_tui.core.replay import ReplayExecutor
 from trt_tui.core.scheduler import Scheduler
+from trt_tui.core.scheduler_protocol import BuildScheduler
 
 
 def _protocol_members(protocol) -> dict[str, object]:

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Protocol
 
 from .build import BuildSpec, Outcome
-from .build_scheduler import BuildScheduler, Subscriber
 from .cache import EngineCache
 from .events import State, StateChanged
 from .executor import Executor
 from .executors import ThreadExecutor
 from .job import BuildJob
+from .scheduler_protocol import BuildScheduler, Subscriber
 from .vitals import dump_stack
 
 __all__ = ["AlreadyBuilding", "BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]

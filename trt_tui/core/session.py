@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .build_scheduler import BuildScheduler
 from .cache import EngineCache
 from .executor import Executor
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
 from .memory_guard import MemoryGuard
 from .memory_limit import MemoryLimit, sweep
 from .scheduler import Scheduler
+from .scheduler_protocol import BuildScheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
