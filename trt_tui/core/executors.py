@@ -21,7 +21,7 @@ from .events import State
 from .executor import Executor
 from .follower import Follower
 from .follower import finish as _finish
-from .memory_limit import MemoryLimit, killed_by_limit, oom_error
+from .memory_limit import Confinement, MemoryLimit, killed_by_limit, oom_error
 from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
 from .transport import POLL_INTERVAL, RunningBuild, TransportExecutor
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
@@ -207,7 +207,9 @@ class ProcessExecutor(TransportExecutor):
                 break
             except OSError:
                 spare.discard()
-                spare = held.release() if held is not None else None
+                spare = None
+                if held is not None:
+                    held.release()
         if spare is None:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
@@ -283,7 +285,8 @@ class _ChildFollower(Follower):
         super().__init__(job, spawned, watch.sink if watch is not None else None)
         self.watch = watch
         self.heap_bytes: int | None = None  # the heap the child's build needed, as it reported
-        self.held, self.held_peak = None, None  # the memory limit's hold on the child, and its peak
+        self.held: Confinement | None = None  # the memory limit's hold on the child
+        self.held_peak: int | None = None  # and the peak it counted
 
     def follow(self, events, control, process, forward_cancel) -> Outcome | None:
         """Relay until the child sends its outcome (returned) or ends without one (None);
@@ -326,8 +329,9 @@ class _ChildFollower(Follower):
         """How a child that ended without an outcome ended (its exit code), in the user's words."""
         doing = self.doing()
         model = self.job.spec.model
-        if killed_by_limit(exitcode, self.held, self.held_peak):
-            return f"{oom_error(model, self.held_peak, self.held.limit)} {doing}"
+        held = self.held
+        if held is not None and killed_by_limit(exitcode, held, self.held_peak):
+            return f"{oom_error(model, self.held_peak, held.limit)} {doing}"
         if exitcode is not None and exitcode < 0:
             name = _signal_name(-exitcode)
             if -exitcode == signal.SIGKILL:

@@ -79,7 +79,7 @@ class Follower:
         path = self.phase_path()
         if path:
             return f"while building (in {path[-1]})"
-        state = self.last_state.state if self.last_state is not None else None
+        state = self.last_state.state if self.last_state is not None else State.QUEUED
         return {State.PARSING: "while parsing", State.BUILDING: "while building",
                 State.WRITING: "while writing the engine"}.get(state, "while starting")
 

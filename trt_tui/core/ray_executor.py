@@ -116,8 +116,8 @@ class RayExecutor(TransportExecutor):
         self._started = False  # connected (or started a local Ray) ourselves: close() shuts it down
         self._ready = False
         self._closed = False
-        self._relay = None
-        self._remote = None
+        self._relay: Any = None  # the relay actor's handle, once connected
+        self._remote: Any = None  # the build task, as Ray's remote function
         self._host: RayHost | None = None
         self.started_local = False
 
@@ -146,7 +146,7 @@ class RayExecutor(TransportExecutor):
         with self._lock:
             self._closed = True
         self.stop_all(timeout)
-        if self._started:
+        if self._started and self._host is not None:
             self._host.stop()
             self._started = False
         self._ready = False
@@ -214,7 +214,7 @@ class RayExecutor(TransportExecutor):
         try:
             while True:
                 ready, _ = ray.wait([ref], timeout=POLL_INTERVAL)
-                follower.relay(self._take(job, task))
+                follower.relay(self._take(job, follower))
                 if ready:
                     break
                 self.forward_cancel(job, task, lambda: self._send_cancel(job, task, follower))
@@ -222,7 +222,7 @@ class RayExecutor(TransportExecutor):
                 outcome, engine = ray.get(ref)
             except Exception as exc:
                 outcome, engine = follower.verdict(task.forced, exc), None
-            follower.relay(self._take(job, task))
+            follower.relay(self._take(job, follower))
         finally:
             try:
                 self._relay.forget.remote(job.id)
@@ -255,12 +255,11 @@ class RayExecutor(TransportExecutor):
         else:
             self._relay.cancel.remote(job.id)
 
-    def _take(self, job: BuildJob, task: RunningBuild) -> list:
+    def _take(self, job: BuildJob, follower: _RayFollower) -> list:
         """The task's events so far. A relay lost (with its node) loses the events, not the build:
         the task's own result still says how it ended."""
         import ray
 
-        follower = task.follower
         if follower.relay_lost:
             return []
         try:

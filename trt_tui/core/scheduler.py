@@ -15,17 +15,20 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from .build import BuildSpec, Outcome
 from .cache import EngineCache
-from .events import State, StateChanged
+from .events import Event, State, StateChanged
 from .executor import Executor
 from .executors import ThreadExecutor
 from .job import BuildJob
-from .scheduler_protocol import BuildScheduler, Subscriber
+from .scheduler_protocol import BuildScheduler
 from .vitals import dump_stack
+
+Subscriber = Callable[[BuildJob, list[Event]], None]
 
 __all__ = ["AlreadyBuilding", "BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
 

@@ -83,16 +83,16 @@ class RemoteScheduler:
             sock.close()
             raise RemoteError(f"{self.path}: cannot reach the build server: {exc.strerror or exc}") from None
         self._sock = sock
-        self._reader = threading.Thread(target=self._read, name="trt-tui-remote-client", daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(sock,), name="trt-tui-remote-client", daemon=True)
         self._reader.start()
         deadline = time.monotonic() + timeout
         while not self.connected.wait(0.05):
             if self.disconnected.is_set() or time.monotonic() > deadline:
                 raise RemoteError(self.refused or f"{self.path}: the build server did not answer")
 
-    def _read(self) -> None:
+    def _read(self, sock: socket.socket) -> None:
         try:
-            for raw in self._sock.makefile("rb"):
+            for raw in sock.makefile("rb"):
                 self._dispatch(protocol.decode(raw, self.path))
         except protocol.ProtocolError as exc:  # a newer server: its lines may mean what we cannot tell
             self.refused = str(exc)
@@ -260,12 +260,13 @@ def attach_session(path: str | os.PathLike, history: str | os.PathLike | None = 
     """A Session whose scheduler is a client of the build server at `path` (not yet connected). The
     history (the server records it) is opened too, for the app's ETAs and diffs: SQLite in WAL mode
     takes readers in other processes."""
-    session = Session(RemoteScheduler(path), owns_builds=False)
+    scheduler = RemoteScheduler(path)
+    session = Session(scheduler, owns_builds=False)
     try:
         from .history import History, history_path
 
         session.history = History(history_path(history))
-        session.recorder = ServedRecords(session.scheduler)
+        session.recorder = ServedRecords(scheduler)
         session.closers.append((session.history.close, False))
     except Exception as exc:  # ETAs are a convenience: a viewer works without them
         print(f"trt-tui: build history unavailable: {exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .cache import EngineCache
 from .executor import Executor
@@ -18,11 +19,19 @@ from .scheduler_protocol import BuildScheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 
+class BuildRecords(Protocol):
+    """Which history record each build became: the session's `HistoryRecorder`, or in a served tab
+    the server's, asked over its socket (`serve_client.ServedRecords`)."""
+
+    @property
+    def recorded(self) -> dict[int, int]: ...  # job id -> history record id
+
+
 @dataclass
 class Session:
     scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
     history: object | None = None
-    recorder: object | None = None  # the HistoryRecorder: which history record a job became
+    recorder: BuildRecords | None = None
     # (close, required): a required output (the trace the user asked for) that cannot be written is an
     # error the exit code reports; the history is a convenience, and its failures are only printed.
     closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
@@ -71,10 +80,10 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from .history import History, HistoryRecorder, history_path
 
             session.history = History(history_path(history))
-            session.recorder = HistoryRecorder(session.history)
+            recorder = session.recorder = HistoryRecorder(session.history)
             guard.history = session.history  # forecasts come from the builds it measured
-            scheduler.subscribe(session.recorder)
-            session.closers += [(session.recorder.close, False), (session.history.close, False)]
+            scheduler.subscribe(recorder)
+            session.closers += [(recorder.close, False), (session.history.close, False)]
             from .pool import REMEMBER
 
             # the process executor's spare reserves what recent builds needed (others ignore it)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from multiprocessing.connection import Client
+from multiprocessing.connection import Client, Connection
 
 from ..batch_sender import BATCH_INTERVAL, BatchSender
 from ..buffer import EventBuffer
@@ -30,7 +30,7 @@ class Reporter:
         self.address = address
         self.key = key
         self.lock = threading.Lock()  # one sender at a time on the connection
-        self.conn = None
+        self.conn: Connection | None = None
         self.broken = False
         self.ids = itertools.count(1)
         self.buffers: dict[int, EventBuffer] = {}
@@ -43,12 +43,12 @@ class Reporter:
         if self.conn is not None or self.broken:
             return not self.broken
         try:
-            self.conn = Client(self.address, family="AF_UNIX", authkey=self.key)
-            self.conn.send(("hello", os.getpid()))
+            conn = self.conn = Client(self.address, family="AF_UNIX", authkey=self.key)
+            conn.send(("hello", os.getpid()))
         except Exception:
             self.broken = True
             return False
-        threading.Thread(target=self._listen, name="trt-tui-run-control", daemon=True).start()
+        threading.Thread(target=self._listen, args=(conn,), name="trt-tui-run-control", daemon=True).start()
         self.sender.start()
         return True
 
@@ -106,10 +106,10 @@ class Reporter:
         self.broken = True
         self.sender.stop()
 
-    def _listen(self) -> None:
+    def _listen(self, conn: Connection) -> None:
         while True:
             try:
-                kind, local = self.conn.recv()
+                kind, local = conn.recv()
             except Exception:
                 self._broke()
                 return
