@@ -160,6 +160,26 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
     assert leftovers(long_dir) == []
 
 
+def test_a_tab_names_the_builds_it_lost_with_the_server(build_server, long_dir):
+    """A server that goes away under a tab (killed, its machine gone) leaves no build showing
+    "building" forever there: each ends failed, saying where it was, as a build lost with its
+    transport does. A tab that leaves on its own loses nothing."""
+    from trt_tui.core.events import StateChanged
+
+    viewer, leaver = Viewer(build_server.path), Viewer(build_server.path)
+    job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+    wait(lambda: "Building engine" in viewer.phases(job.id) and "Building engine" in leaver.phases(job.id),
+         "the build, in both tabs")
+    leaver.remote.shutdown(timeout=5)
+    assert not leaver.remote.jobs[job.id].final  # left, not lost
+    build_server.close()
+    wait(lambda: viewer.remote.jobs[job.id].final, "the tab to end the build", 30)
+    final = [e for e in viewer.events[job.id] if type(e) is StateChanged][-1]
+    assert final.state is State.FAILED, final
+    assert final.error.startswith(f"{long_dir / 'densenet.onnx'}: the build server went away while building (in ")
+    viewer.remote.shutdown(timeout=5)
+
+
 def one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err

@@ -22,6 +22,7 @@ from pathlib import Path
 from . import protocol
 from .build import BuildOptions, BuildSpec
 from .events import State, StateChanged, event_from_dict
+from .follower import Follower
 from .monitor import CancelToken
 from .session import Session
 from .vitals import STACK_TIMEOUT
@@ -60,6 +61,8 @@ class RemoteScheduler:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
         self.jobs: dict[int, RemoteJob] = {}
+        self._followers: dict[int, _TabFollower] = {}  # what each build's events said, for `_name_lost`
+        self._leaving = False  # this tab hung up itself: its builds were not lost, only left
         self._subscribers: list = []
         self._sock: socket.socket | None = None
         self._send_lock = threading.Lock()
@@ -98,6 +101,8 @@ class RemoteScheduler:
             self.refused = str(exc)
         except (OSError, ValueError):
             pass
+        if not self._leaving:
+            self._name_lost()
         self.disconnected.set()
         for event in list(self._waiting.values()):
             event.set()
@@ -110,19 +115,7 @@ class RemoteScheduler:
             job = self.jobs.get(message["job"])
             if job is None:
                 return
-            events = [event_from_dict(e) for e in message["events"]]
-            changed = False
-            for event in events:
-                if type(event) is StateChanged:
-                    job.state, changed = event.state, True
-            if changed:
-                with self._changed:
-                    self._changed.notify_all()
-            for subscriber in list(self._subscribers):
-                try:
-                    subscriber(job, events)
-                except Exception:
-                    pass  # as the scheduler's pump: a subscriber's bug must not stop the stream
+            self._deliver(job, [event_from_dict(e) for e in message["events"]])
         elif kind == "job":
             self._job(message)
         elif kind == "cancelling":
@@ -137,12 +130,36 @@ class RemoteScheduler:
         elif kind == "ready":
             self.connected.set()
 
+    def _deliver(self, job: RemoteJob, events: list) -> None:
+        self._followers[job.id].relay(events)
+        changed = False
+        for event in events:
+            if type(event) is StateChanged:
+                job.state, changed = event.state, True
+        if changed:
+            with self._changed:
+                self._changed.notify_all()
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(job, events)
+            except Exception:
+                pass  # as the scheduler's pump: a subscriber's bug must not stop the stream
+
+    def _name_lost(self) -> None:
+        """The server went away on its own: each build this tab saw running is lost to it and ends
+        failed, saying where it was, as any build lost with its transport does (`Follower.verdict`)."""
+        for job in self.active():
+            follower = self._followers[job.id]
+            outcome = follower.verdict(None)
+            self._deliver(job, [StateChanged(job.id, follower.last_t, outcome.state, error=outcome.error)])
+
     def _job(self, message: dict) -> RemoteJob:
         job = self.jobs.get(message["id"])
         if job is None:
             spec = BuildSpec(Path(message["model"]), Path(message["output"]),
                              BuildOptions(backend=message.get("backend", "auto")), force=message["force"])
             job = self.jobs[message["id"]] = RemoteJob(message["id"], spec)
+            self._followers[job.id] = _TabFollower(job, time.monotonic(), sink=_ignore)
         return job
 
     def request(self, op: str, timeout: float = REPLY_TIMEOUT, **args):
@@ -229,6 +246,7 @@ class RemoteScheduler:
 
     def shutdown(self, cancel: bool = True, timeout: float | None = None) -> bool:
         """Disconnect. The builds are the server's: leaving never cancels them, whatever `cancel` says."""
+        self._leaving = True
         if self._sock is not None:
             try:
                 self._sock.shutdown(socket.SHUT_RDWR)
@@ -238,6 +256,25 @@ class RemoteScheduler:
         if self._reader is not None:
             self._reader.join(timeout)
         return self._reader is None or not self._reader.is_alive()
+
+
+class _TabFollower(Follower):
+    """What a tab knows of one of the server's builds, from its events: enough to name it if the
+    server goes away under it."""
+
+    last_t = 0.0  # the time of its latest event, on the server's scale
+
+    def relay(self, batch: list) -> None:
+        super().relay(batch)
+        if batch:
+            self.last_t = max(self.last_t, batch[-1].t)
+
+    def failure(self, cause: object) -> str:
+        return f"{self.job.spec.model}: the build server went away {self.doing()}"
+
+
+def _ignore(event) -> None:
+    """A tab's follower only watches: the events go to the subscribers as they came."""
 
 
 class ServedRecords:
