@@ -23,7 +23,7 @@ from .follower import Follower
 from .follower import finish as _finish
 from .memory_limit import Confinement, MemoryLimit, killed_by_limit, oom_error
 from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
-from .transport import POLL_INTERVAL, RunningBuild, TransportExecutor
+from .transport import Ended, RunningBuild, TransportExecutor
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
@@ -220,7 +220,8 @@ class ProcessExecutor(TransportExecutor):
         follower = running.follower = _ChildFollower(job, spawned, watch)
         outcome = None
         try:
-            outcome = follower.follow(events, control, process, lambda: self._forward_cancel(job, running, control))
+            outcome = self.follow(job, running, lambda timeout: follower.receive(events, control, process, timeout),
+                                  lambda: _send_cancel(control)).outcome
         except BaseException:
             process.kill()  # a bug of ours must not leave a build running that nobody follows
             raise
@@ -251,15 +252,6 @@ class ProcessExecutor(TransportExecutor):
             if watch is not None:
                 watch.stop()
 
-    def _forward_cancel(self, job: BuildJob, running: RunningBuild, control) -> None:
-        def send() -> None:
-            try:
-                control.send("cancel")
-            except OSError:
-                pass  # already gone: the sentinel tells the rest
-
-        self.forward_cancel(job, running, send)
-
     def _reap_later(self, process, events, control, held) -> None:
         """Reap a child that reported its outcome on a thread of its own; `close` waits for it."""
 
@@ -288,35 +280,34 @@ class _ChildFollower(Follower):
         self.held: Confinement | None = None  # the memory limit's hold on the child
         self.held_peak: int | None = None  # and the peak it counted
 
-    def follow(self, events, control, process, forward_cancel) -> Outcome | None:
-        """Relay until the child sends its outcome (returned) or ends without one (None);
-        `forward_cancel()` every `POLL_INTERVAL`."""
+    def receive(self, events, control, process, timeout: float) -> Ended | None:
+        """Relay the child's next message, if one comes within `timeout`; `Ended` once the child sent
+        its outcome or ended without one."""
         from multiprocessing.connection import wait
 
-        while True:
-            ready = wait([events, process.sentinel], POLL_INTERVAL)
-            if events in ready:
+        ready = wait([events, process.sentinel], timeout)
+        if events in ready:
+            try:
+                kind, payload = events.recv()
+            except Exception:  # end-of-file, or a message cut short by the child's death
+                return Ended(self._final_state())
+            if kind == "outcome":
                 try:
-                    kind, payload = events.recv()
-                except Exception:  # end-of-file, or a message cut short by the child's death
-                    return self._final_state()
-                if kind == "outcome":
-                    try:
-                        control.send("release")  # the child waits for it, so its last vitals were read
-                    except OSError:
-                        pass
-                    return payload
-                if kind == "events":
-                    self.relay(payload)
-                elif kind == "heap":
-                    self.heap_bytes = payload
-                elif kind == "started":
-                    self.t0 = payload
-                    if self.watch is not None:
-                        self.watch.t0 = payload
-            elif process.sentinel in ready and not events.poll():
-                return self._final_state()
-            forward_cancel()
+                    control.send("release")  # the child waits for it, so its last vitals were read
+                except OSError:
+                    pass
+                return Ended(payload)
+            if kind == "events":
+                self.relay(payload)
+            elif kind == "heap":
+                self.heap_bytes = payload
+            elif kind == "started":
+                self.t0 = payload
+                if self.watch is not None:
+                    self.watch.t0 = payload
+        elif process.sentinel in ready and not events.poll():
+            return Ended(self._final_state())
+        return None
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
@@ -338,6 +329,13 @@ class _ChildFollower(Follower):
                 return f"{model}: the build process was killed ({name}: out of memory?) {doing}"
             return f"{model}: TensorRT crashed: {name} {doing}"
         return f"{model}: the build process exited with code {exitcode} {doing}"
+
+
+def _send_cancel(control) -> None:
+    try:
+        control.send("cancel")
+    except OSError:
+        pass  # already gone: the sentinel tells the rest
 
 
 def _signal_name(number: int) -> str:

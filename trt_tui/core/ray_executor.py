@@ -8,8 +8,8 @@ after the build, only when it succeeded and was not cancelled.
 
 Events stream back while the build runs through one small relay actor per executor: the task's
 `BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
-and the caller's worker thread takes them every `POLL_INTERVAL` (`ray_task` is the task's side). Each
-push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
+and the caller's worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's
+side). Each push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
 callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
 (the skeleton every transport shares, `transport.TransportExecutor`).
 Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
@@ -38,7 +38,7 @@ from .follower import Follower
 from .follower import finish as _finish
 from .ray_host import RayHost
 from .ray_task import EventRelay, build_task, shipment_of
-from .transport import POLL_INTERVAL, RunningBuild, TransportExecutor
+from .transport import Ended, RunningBuild, TransportExecutor
 from .vitals import DEFAULT_VITALS, VitalsConfig
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
@@ -211,13 +211,13 @@ class RayExecutor(TransportExecutor):
         ref = self._remote.options(**self.resources.task_options(), name=_task_name(job.id)).remote(
             shipment, self._relay)
         task.attach(ref)
+        def receive(timeout: float) -> Ended | None:
+            ready, _ = ray.wait([ref], timeout=timeout)
+            follower.relay(self._take(job, follower))
+            return Ended() if ready else None
+
         try:
-            while True:
-                ready, _ = ray.wait([ref], timeout=POLL_INTERVAL)
-                follower.relay(self._take(job, follower))
-                if ready:
-                    break
-                self.forward_cancel(job, task, lambda: self._send_cancel(job, task, follower))
+            self.follow(job, task, receive, lambda: self._send_cancel(job, task, follower))
             try:
                 outcome, engine = ray.get(ref)
             except Exception as exc:

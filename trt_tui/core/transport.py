@@ -5,8 +5,9 @@ over the transport, followed (its events relayed into the job's sink through a `
 is forwarded to it and, when TensorRT does not honour it within `cancel_grace` seconds of the last
 callback (or the user asks again), the build is forced; at the end it is reaped and, where it ended
 without an outcome of its own, its follower's `verdict` names how it was lost. `TransportExecutor` does all of
-that once; a transport adds only how a build starts and is followed there (`_run`), how a cancel
-reaches it (`forward_cancel`'s `send`) and how it is killed (`_kill`).
+that once; a transport adds only how a build starts there and how its end is taken (`_run`), how
+what it sends is received (`follow`'s `receive`), how a cancel reaches it (`send`) and how it is
+killed (`_kill`).
 
 The batch sender on the far side is `batch_sender.BatchSender`, shared by every transport.
 """
@@ -17,6 +18,7 @@ import threading
 import time
 from abc import abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .build import Outcome
@@ -29,6 +31,13 @@ if TYPE_CHECKING:
 
 POLL_INTERVAL = 0.05  # seconds: how soon a follower notices a cancel to forward or a grace run out
 NOT_STARTED = "cancelled before the build started"
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What `follow`'s `receive` returns once the build is over: its outcome, where it sent one."""
+
+    outcome: Outcome | None = None
 
 
 class RunningBuild:
@@ -131,6 +140,17 @@ class TransportExecutor(Executor):
         """Kill the job's build now (or as soon as it exists); its worker reports it CANCELLED."""
         running = self.running(job)
         return running is not None and running.stop(self.forced)
+
+    def follow(self, job: BuildJob, running: RunningBuild, receive: Callable[[float], Ended | None],
+               send: Callable[[], None]) -> Ended:
+        """Follow the build to its end: `receive(timeout)` relays what arrived within `timeout` and
+        says when the build is over; between two, the job's cancel is forwarded (`send()`) and
+        forced `cancel_grace` seconds into TensorRT's silence."""
+        while True:
+            ended = receive(POLL_INTERVAL)
+            if ended is not None:
+                return ended
+            self.forward_cancel(job, running, send)
 
     def forward_cancel(self, job: BuildJob, running: RunningBuild, send) -> None:
         """The job's cancel forwarded (`send()`), and forced `cancel_grace` seconds into TensorRT's silence."""
