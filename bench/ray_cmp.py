@@ -8,7 +8,7 @@
   records them: the peak RSS on its final state, the CPU time of its last reading (default sampling:
   the process executor's parent reads the child; a Ray task reads its own worker).
 - `events per second`: a synthetic task drives the real `MonitorState` from one thread as fast as it
-  can for `duration` seconds, streamed by the real `_Stream` through the real relay into a `Scheduler`:
+  can for `duration` seconds, streamed by the real task sender (`ray_task.task_sender`) through the real relay into a `Scheduler`:
   events pushed in the task, events and batches delivered, and push → delivery latency (the clock is
   system-wide on one machine). The process executor's figure is benchmark 7's.
 
@@ -33,11 +33,11 @@ def synthetic_task(shipment, relay, duration: float = 3.0):
     from trt_tui.core.build import Outcome
     from trt_tui.core.events import Log, Severity, State
     from trt_tui.core.monitor import MonitorState
-    from trt_tui.core.ray_executor import _Stream
+    from trt_tui.core.ray_task import task_sender
 
     cancel = threading.Event()
     buffer = EventBuffer()
-    stream = _Stream(shipment.job, buffer, relay, lambda batch: batch, cancel)
+    stream = task_sender(shipment.job, buffer, relay, lambda batch: batch, cancel)
     stream.start()
     t0 = time.monotonic()
     buffer.push(Log(shipment.job, 0.0, Severity.INFO, f"t0={t0!r}"))

@@ -17,6 +17,8 @@ import json
 import threading
 import time
 
+from trt_tui.core.executor import Executor
+
 STEPS = 10**9  # a phase "size" no drive reaches
 T0_PREFIX = "synthetic t0 "
 
@@ -95,8 +97,8 @@ def synthetic_build(threads: int, duration: float, rate: float | None, job: int,
     return Outcome(State.SUCCEEDED, engine_bytes=0, detail=json.dumps(record), backend="synthetic")
 
 
-class SyntheticExecutor:
-    """An executor (run/force_cancel/close) whose builds are synthetic drives, in this process."""
+class SyntheticExecutor(Executor):
+    """An executor whose builds are synthetic drives, in this process."""
 
     name = "synthetic"
 
@@ -109,15 +111,6 @@ class SyntheticExecutor:
         outcome = synthetic_build(threads, duration, rate, job.id, job.spec, job.sink, job.token)
         self.records[job.id] = json.loads(outcome.detail)
         return outcome
-
-    def force_cancel(self, job) -> bool:
-        return False
-
-    def pid_of(self, job) -> int | None:
-        return None  # no process of its own to read stacks from
-
-    def close(self) -> None:
-        pass
 
 
 class patched_child:

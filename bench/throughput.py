@@ -108,6 +108,7 @@ def _latency(rows: list[tuple[float, float, float]], t_start: float, t_end: floa
 async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int, float, float | None]],
                        log) -> list[dict]:
     """One app per executor kind; each planned drive is a build started with Enter."""
+    from trt_tui.core.executor import Executor
     from trt_tui.core.executors import ProcessExecutor
     from trt_tui.core.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
@@ -116,7 +117,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
     process = ProcessExecutor()
     probe = _Probe(synthetic.records)
 
-    class Switch:
+    class Switch(Executor):
         """Hands each build to the executor its plan entry names."""
 
         name = "bench"

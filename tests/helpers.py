@@ -18,6 +18,7 @@ import pytest
 
 from trt_tui.core.build import Outcome
 from trt_tui.core.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
+from trt_tui.core.executor import Executor
 from trt_tui.core.monitor import MonitorState
 from trt_tui.core.phases import PhaseTree, cancelled_detail
 from trt_tui.core.tracker import Trackers
@@ -132,7 +133,7 @@ def load_trace(path: Path, run: str) -> tuple[list[list], int | None]:
     return entry["events"], entry.get("engine_bytes")
 
 
-class ReplayExecutor:
+class ReplayExecutor(Executor):
     """`speed` scales the recorded gaps (2.0 = twice as fast); `hold_at` pauses before the step with
     this index in the trace so a test can act while a build is mid-phase, deterministically."""
 
@@ -190,11 +191,3 @@ class ReplayExecutor:
         change(State.SUCCEEDED, engine_bytes=self.engine_bytes)
         return outcome
 
-    def force_cancel(self, job: BuildJob) -> bool:
-        return False
-
-    def pid_of(self, job: BuildJob) -> int | None:
-        return None  # a replay has no process to read
-
-    def close(self) -> None:
-        pass

@@ -318,12 +318,13 @@ def test_pid_of_names_no_process_that_is_not_this_jobs_worker():
     (the worker is on another node), `pid_of` names nothing rather than the wrong process."""
     from types import SimpleNamespace
 
-    from trt_tui.core.ray_executor import _Follower, _Task
+    from trt_tui.core.follower import Follower
+    from trt_tui.core.transport import RunningBuild
 
     executor = RayExecutor()
     job = SimpleNamespace(id=5, sink=lambda event: None)
-    task = executor._tasks[job.id] = _Task()
-    task.follower = _Follower(job, time.monotonic())
+    task = executor._builds[job.id] = RunningBuild(executor._kill)
+    task.follower = Follower(job, time.monotonic())
     task.follower.relay([Vitals(job.id, 0.1, os.getpid(), 50.0, 1 << 28, 1 << 28, 8, "working")])
     assert executor.pid_of(job) is None
 

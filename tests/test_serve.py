@@ -154,6 +154,26 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
     assert leftovers(long_dir) == []
 
 
+def test_a_tab_names_the_builds_it_lost_with_the_server(build_server, long_dir):
+    """A server that goes away under a tab (killed, its machine gone) leaves no build showing
+    "building" forever there: each ends failed, saying where it was, as a build lost with its
+    transport does. A tab that leaves on its own loses nothing."""
+    from trt_tui.core.events import StateChanged
+
+    viewer, leaver = Viewer(build_server.path), Viewer(build_server.path)
+    job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
+    wait(lambda: "Building engine" in viewer.phases(job.id) and "Building engine" in leaver.phases(job.id),
+         "the build, in both tabs")
+    leaver.remote.shutdown(timeout=5)
+    assert not leaver.remote.jobs[job.id].final  # left, not lost
+    build_server.close()
+    wait(lambda: viewer.remote.jobs[job.id].final, "the tab to end the build", 30)
+    final = [e for e in viewer.events[job.id] if type(e) is StateChanged][-1]
+    assert final.state is State.FAILED, final
+    assert final.error.startswith(f"{long_dir / 'densenet.onnx'}: the build server went away while building (in ")
+    viewer.remote.shutdown(timeout=5)
+
+
 def one_line_error(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
@@ -179,7 +199,7 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
         # The server's queue is every tab's: no tab pauses, widens or reorders it.
         assert not {"P", "plus", "minus", "left_square_bracket", "right_square_bracket"} & keys
         assert not {"Pause queue", "More at once", "Queue earlier"} & set(palette)
-        pid = build_server.scheduler.executor.pid_of(server_job)
+        pid = build_server.scheduler.pid_of(server_job.id)
         assert pid is not None and pid != os.getpid()
         await pilot.press("s")
         await pilot_wait(pilot, lambda: isinstance(app.screen, StackScreen), 60)
@@ -244,7 +264,8 @@ class Served:
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # each tab's size is its browser's
         env["PYTHONPATH"] = str(REPO)
         # A history of its own: what earlier tests recorded (estimates, forecasts) is no part of a serve test
-        env["TRT_TUI_HISTORY"] = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
+        self.history = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
+        env["TRT_TUI_HISTORY"] = self.history
         env.pop("TRT_TUI_TOKEN", None)
         if token is not None:
             env["TRT_TUI_TOKEN"] = token
@@ -704,3 +725,71 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
         server.close()
         assert session.close(timeout=60)
         shutil.rmtree(directory)
+
+
+async def test_a_served_tab_takes_stacks_shows_a_diff_and_cancels(sample_dir, tmp_path):
+    """Through a real `trt-tui serve`: a browser tab's WebSocket starts the tab's app, and the same app
+    (`--attach` to that server's socket, under the pilot) builds mnist with `enter`, again with `f`, and
+    `D` compares the two (the server recorded them; the tab asks it which records they became); then a
+    DenseNet build: `s` shows its stacks (taken by the server, which owns the build's process), `c`
+    cancels it, and the server's build ends cancelled."""
+    import aiohttp
+
+    from trt_tui.ui.screens import StackScreen
+    from trt_tui.ui.widgets.diff_panel import DiffPanel
+
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.mkdir()
+    large.mkdir()
+    os.link(sample_dir / "mnist.onnx", small / "mnist.onnx")
+    os.link(sample_dir / "densenet.onnx", large / "densenet.onnx")
+    served = Served(str(small), str(large), token="t4b")
+    try:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer t4b"}) as browser:
+            tab = await browser.ws_connect(served.url + "/ws?width=100&height=30")
+            assert (await tab.receive(timeout=60)).type == aiohttp.WSMsgType.BINARY  # its app has drawn
+            await asyncio.to_thread(wait, lambda: len(served.sessions()) == 1, "the tab's app")
+            command = served.sessions()[0].cmdline()
+            socket_path = command[command.index("--attach") + 1]
+
+            def tab_app(models: Path) -> TrtTuiApp:
+                return TrtTuiApp(AppConfig(paths=[str(models)], attach=socket_path, gpu_interval=60,
+                                           session=SessionSettings(history=served.history)))
+
+            app = tab_app(small)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await pilot_wait(pilot, lambda: app.picker.models)
+                await pilot.press("enter")
+                await pilot_wait(pilot, lambda: app.selected == 1 and app.views[1].state.final, 120)
+                assert app.views[1].state is State.SUCCEEDED
+                await pilot.press("f")
+                await pilot_wait(pilot, lambda: app.selected == 2 and app.views[2].state.final, 120)
+                assert app.views[2].state is State.SUCCEEDED
+                await pilot.press("D")
+                await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel), 30)
+                title = app.screen.lines[0]
+                assert title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in title, title
+                await pilot.press("escape")
+                await pilot.press("q")
+
+            app = tab_app(large)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await pilot_wait(pilot, lambda: app.picker.models)
+                await pilot.press("enter")
+                await pilot_wait(pilot, lambda: app.selected == 3 and any(
+                    p.name == "Building engine" for p in app.views[3].tree.phases.values()), 120)
+                await pilot.press("s")
+                await pilot_wait(pilot, lambda: isinstance(app.screen, StackScreen), 60)
+                assert "Process " in app.screen.text and "Thread" in app.screen.text, app.screen.text[:300]
+                await pilot.press("escape")
+                await pilot_wait(pilot, lambda: not isinstance(app.screen, StackScreen))
+                await pilot.press("c")
+                await pilot_wait(pilot, lambda: app.views[3].state.final, 60)
+                assert app.views[3].state is State.CANCELLED
+                await pilot.press("q")
+            await tab.close()
+    finally:
+        rc, output = served.ctrl_c()
+    assert rc == 0, output
+    assert "cancelling" not in output  # the tab's `c` had cancelled the one build that ran
+    assert leftovers(large) == []

@@ -37,6 +37,7 @@ from ..core.build import BuildSpec, Outcome
 from ..core.chained_monitor import chained, chained_monitor
 from ..core.collector.publisher import Publisher
 from ..core.events import Log, Severity, State, StateChanged
+from ..core.executor import Executor
 from ..core.inject.hook import reports
 from ..core.monitor import MonitorState, shared_logger
 from ..core.phases import PhaseTree, cancelled_detail
@@ -97,7 +98,7 @@ def _print_unrouted(level: int, msg: str) -> None:
         print(f"[TensorRT] {Severity(level).label}: {msg}", file=sys.stderr)
 
 
-class _ObservedExecutor:
+class _ObservedExecutor(Executor):
     """Runs the observation's job: attaches the monitor's state, waits for the caller's build."""
 
     name = "api"
@@ -129,14 +130,10 @@ class _ObservedExecutor:
             if watch is not None:
                 watch.stop()
 
-    def force_cancel(self, job) -> bool:
-        return False  # the build runs in the caller's thread: only its next callback can stop it
+    # No `force_cancel`: the build runs in the caller's thread, and only its next callback can stop it.
 
     def pid_of(self, job) -> int | None:
         return None if job.final else os.getpid()
-
-    def close(self) -> None:
-        pass
 
 
 class _Collector:

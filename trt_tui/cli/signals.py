@@ -91,6 +91,4 @@ class RunSignals(HandledSignals):
 
 def abandon(scheduler) -> None:
     """Before exiting at once: an executor that keeps processes outside ours (a local Ray) stops them."""
-    stop = getattr(scheduler.executor, "abandon", None)
-    if stop is not None:
-        stop()
+    scheduler.abandon()

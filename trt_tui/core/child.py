@@ -1,10 +1,8 @@
 """The child process's side of the process executor: one build, its events sent to the parent.
 
 The child runs the same `run_build` as a thread would, so what it reports is what an in-process build
-reports. Its sink pushes into a local `EventBuffer` and a sender thread ships what accumulated as one
-pickled list, at most one list per `BATCH_INTERVAL`: a phase reporting tens of thousands of steps a
-second costs one message per batch, not one per callback, and the buffer coalesces steps and caps logs
-meanwhile.
+reports. Its sink pushes into a local `EventBuffer`, and the one `BatchSender` ships what accumulated as
+one pickled list per batch.
 
 A child is started ahead as a spare (`serve`, `pool`): it imports, sets malloc up to keep what it
 frees and faults in as much heap as the pool expects the build to need (`malloc`), then waits for
@@ -36,10 +34,10 @@ from typing import NoReturn
 
 from . import malloc, native_log, own_memory
 from .atomic import remove_own_temps
+from .batch_sender import BatchSender
 from .buffer import EventBuffer
 from .build import BuildSpec, run_build
 
-BATCH_INTERVAL = 0.02  # seconds: the most latency batching adds to an event
 RELEASE_WAIT = 2.0  # seconds the child waits, after its outcome, for the parent's "release"
 
 
@@ -160,17 +158,13 @@ def main(job: int, spec: BuildSpec, events, control, build=run_build, heap_base:
     _send(events, ("started", t0))
 
     buffer = EventBuffer()
-    done = threading.Event()
     heap = HeapNeed(heap_base)
-    sender = threading.Thread(target=_ship, args=(buffer, events, done), name="trt-tui-sender", daemon=True)
+    sender = BatchSender(buffer.wait, buffer.drain, lambda batch: _send(events, ("events", batch)),
+                         name="trt-tui-sender")
     sender.start()
     with native_log.dedicated_stdout():  # this process runs this one build: TensorRT may log there
         outcome = build(job, spec, buffer.push, cancel, t0=t0)
-    done.set()
-    sender.join()
-    last = buffer.drain()
-    if last:
-        _send(events, ("events", last))
+    sender.finish()
     _send(events, ("heap", heap.needed()))
     _send(events, ("outcome", outcome))
     released.wait(RELEASE_WAIT)
@@ -207,23 +201,6 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 def _minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-
-
-def _ship(buffer: EventBuffer, events, done: threading.Event) -> None:
-    """Send what the build pushed until it is over (`main` sends the rest): at most one batch per
-    `BATCH_INTERVAL`, and the first event after a quiet spell at once, so batching costs latency
-    only when events come thick and fast."""
-    sent = 0.0
-    while not done.is_set():
-        if not buffer.wait(0.5):
-            continue
-        pause = sent + BATCH_INTERVAL - time.monotonic()
-        if pause > 0 and done.wait(pause):
-            return
-        batch = buffer.drain()
-        sent = time.monotonic()
-        if batch:
-            _send(events, ("events", batch))
 
 
 def _obey(control, cancel: threading.Event, released: threading.Event) -> None:

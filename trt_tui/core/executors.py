@@ -12,44 +12,37 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from . import malloc, own_memory
 from .atomic import remove_stale_temps
 from .build import Outcome, run_build
 from .events import State
+from .executor import Executor
 from .follower import Follower
 from .follower import finish as _finish
-from .memory_limit import MemoryLimit, killed_by_limit, oom_error
+from .memory_limit import Confinement, MemoryLimit, killed_by_limit, oom_error
 from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
+from .transport import Ended, RunningBuild, TransportExecutor
 from .vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from multiprocessing.process import BaseProcess
 
     from .job import BuildJob
 
 
-class Executor(Protocol):
-    name: str
-
-    def run(self, job: BuildJob) -> Outcome: ...
-    def force_cancel(self, job: BuildJob) -> bool: ...
-    def pid_of(self, job: BuildJob) -> int | None: ...  # the process of this host building `job`, if any
-    def close(self) -> None: ...
+__all__ = ["DEFAULT_CANCEL_GRACE", "DEFAULT_EXECUTOR", "Executor", "ProcessExecutor", "ThreadExecutor",
+           "make_executor", "prewarmed"]
 
 
-class ThreadExecutor:
+class ThreadExecutor(Executor):
     """The build runs on the job's thread, in this process. Cheapest; a cancel waits for TensorRT's
     next callback, and a crash inside TensorRT takes the process with it."""
 
     name = "thread"
 
     IDLE_RELEASE = 10.0  # seconds without a build before the heap the builds kept goes back
-    # `close` gives the heap back too (malloc_trim, ~25 ms after a build): for a program that goes on
-    # running. One that closes its executor to exit (`trt-tui build`) sets this False.
-    release_on_close = True
 
     def __init__(self, vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
         """`vitals`: how to sample the build (here: this whole process); None turns it off."""
@@ -61,6 +54,7 @@ class ThreadExecutor:
         self._lock = threading.Lock()
         self._running = 0
         self._release: threading.Timer | None = None
+        self.build = run_build  # what a build runs: `run_build`, or a stand-in with its signature
 
     def run(self, job: BuildJob) -> Outcome:
         with self._lock:
@@ -71,7 +65,7 @@ class ThreadExecutor:
         t0 = time.monotonic()
         watch = watch_build(job.id, os.getpid(), job.sink, self.vitals, own_process=False, t0=t0)
         try:
-            return run_build(job.id, job.spec, watch.sink if watch is not None else job.sink, job.token, t0=t0)
+            return self.build(job.id, job.spec, watch.sink if watch is not None else job.sink, job.token, t0=t0)
         finally:
             if watch is not None:
                 watch.stop()
@@ -113,29 +107,7 @@ class ThreadExecutor:
                 malloc.release()
 
 
-POLL_INTERVAL = 0.05  # seconds: how soon the worker notices a cancel to forward or a grace run out
-FORCED = "forced: the child process was stopped"
-
-
-class _Child:
-    """One build's process, shared by the worker thread that follows it and whoever forces it."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.process: BaseProcess | None = None  # set while it can be signalled
-        self.forced: str | None = None  # why it was (or is to be, once started) stopped
-
-    def stop(self, why: str) -> bool:
-        with self.lock:
-            if self.forced is None:
-                self.forced = why
-            if self.process is None:
-                return False
-            self.process.kill()
-            return True
-
-
-class ProcessExecutor:
+class ProcessExecutor(TransportExecutor):
     """Each build runs in a child process of its own (see `child`); the worker thread relays its events.
 
     This buys what a thread cannot give: a cancel that TensorRT has not honoured `cancel_grace`
@@ -147,6 +119,7 @@ class ProcessExecutor:
     """
 
     name = "process"
+    STOPPED = "the child process was stopped"
 
     def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
                  vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None,
@@ -156,7 +129,8 @@ class ProcessExecutor:
         as many as builds may start together. `memory_limit`: each build process is put under it as
         it takes its build (`memory_limit`); its spare then reserves no heap ahead, which the limit
         would not see."""
-        self.cancel_grace, self.memory_limit = cancel_grace, memory_limit
+        super().__init__(cancel_grace)
+        self.memory_limit = memory_limit
         spare_memory = 0 if memory_limit is not None else spare_memory
         self.vitals = vitals  # how this process samples each child; None: not at all
         import multiprocessing  # here: a thread executor's `trt-tui build` need not import it (~12 ms)
@@ -168,25 +142,18 @@ class ProcessExecutor:
         # synthetic build). Sent to the spare with each job, by reference.
         self.build = run_build
         self.pin_env: Callable[[BuildJob], dict[str, str]] = lambda job: {}  # the GPU slots' `pin_env`
-        self._lock = threading.Lock()
-        self._reaped = threading.Condition(self._lock)
-        self._children: dict[int, _Child] = {}
         self._reapers: list[threading.Thread] = []  # reaping children that reported their outcome
 
     def pid_of(self, job: BuildJob) -> int | None:
         """The pid of the process building `job`, while there is one."""
-        with self._lock:
-            running = self._children.get(job.id)
+        running = self.running(job)
         if running is None:
             return None
         with running.lock:
-            return running.process.pid if running.process is not None else None
+            return running.handle.pid if running.handle is not None else None
 
-    def force_cancel(self, job: BuildJob) -> bool:
-        """Kill the job's child now (or as soon as it exists); the worker reports it CANCELLED."""
-        with self._lock:
-            running = self._children.get(job.id)
-        return running is not None and running.stop(FORCED)
+    def _kill(self, process) -> None:
+        process.kill()
 
     def prewarm(self, builds: int | None = None) -> None:
         """Start the spare build process now, in the background, so that the first build finds its
@@ -221,30 +188,13 @@ class ProcessExecutor:
         reported them CANCELLED), wait for the children that finished to exit, and stop the spare,
         so no process of ours outlives the executor."""
         self._pool.close()
+        self.stop_all(timeout)
         with self._lock:
-            running = list(self._children.values())
-        for each in running:
-            each.stop(FORCED)
-        with self._reaped:
-            self._reaped.wait_for(lambda: not self._children, timeout)
             reapers = self._reapers
         for thread in reapers:
             thread.join(timeout)
 
-    def run(self, job: BuildJob) -> Outcome:
-        if job.token.cancelled:
-            return _finish(job, 0.0, Outcome(State.CANCELLED, detail="cancelled before the build started"))
-        running = _Child()
-        with self._lock:
-            self._children[job.id] = running
-        try:
-            return self._run(job, running)
-        finally:
-            with self._reaped:
-                self._children.pop(job.id, None)
-                self._reaped.notify_all()
-
-    def _run(self, job: BuildJob, running: _Child) -> Outcome:
+    def _run(self, job: BuildJob, running: RunningBuild) -> Outcome:
         spec = job.spec
         spare = held = None
         for _attempt in range(2):  # a spare that died just now, between the check and the send
@@ -262,27 +212,26 @@ class ProcessExecutor:
                 break
             except OSError:
                 spare.discard()
-                spare = held.release() if held is not None else None
+                spare = None
+                if held is not None:
+                    held.release()
         if spare is None:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
         process, events, control, pid = spare.process, spare.events, spare.control, spare.process.pid
-        with running.lock:
-            running.process = process
-            if running.forced is not None:
-                process.kill()
+        running.attach(process)
         watch = watch_build(job.id, pid, job.sink, self.vitals, own_process=True, t0=spawned,
                             held=own_memory.HeldBack(pid) if spare.reserved else None)
-        follower = _Follower(job, spawned, self.cancel_grace, watch)
+        follower = running.follower = _ChildFollower(job, spawned, watch)
         outcome = None
         try:
-            outcome = follower.follow(events, control, process, running)
+            outcome = self.follow(job, running, lambda timeout: follower.receive(events, control, process, timeout),
+                                  lambda: _send_cancel(control)).outcome
         except BaseException:
             process.kill()  # a bug of ours must not leave a build running that nobody follows
             raise
         finally:
-            with running.lock:
-                running.process = None
+            running.detach()
             if outcome is None:
                 exitcode = reap(process)
                 events.close()
@@ -295,8 +244,7 @@ class ProcessExecutor:
                 # (the kernel freeing the build's memory: 9 ms after an MNIST build on the H100 host,
                 # 20-30 ms after a 2 s build on 2 cores) need not delay the build's final state.
                 self._reap_later(process, events, control, held)
-        with self._lock:
-            idle = len(self._children) <= 1  # this build's own entry goes when `run` returns
+        idle = self.running_count() <= 1  # this build's own entry goes when `run` returns
         self._pool.learn(follower.heap_bytes, idle)
         try:
             if outcome is not None:
@@ -325,58 +273,46 @@ class ProcessExecutor:
         thread.start()
 
 
-class _Follower(Follower):
+class _ChildFollower(Follower):
     """What the parent knows of one child's build, from its messages alone."""
 
-    def __init__(self, job: BuildJob, spawned: float, cancel_grace: float, watch=None) -> None:
+    def __init__(self, job: BuildJob, spawned: float, watch=None) -> None:
         # t0 is `spawned` until the child says when its build started. The child's vitals are sampled
         # here: its events pass through `watch` on their way to the job.
         super().__init__(job, spawned, watch.sink if watch is not None else None)
         self.watch = watch
-        self.cancel_grace = cancel_grace
         self.heap_bytes: int | None = None  # the heap the child's build needed, as it reported
-        self.held, self.held_peak = None, None  # the memory limit's hold on the child, and its peak
+        self.held: Confinement | None = None  # the memory limit's hold on the child
+        self.held_peak: int | None = None  # and the peak it counted
 
-    def follow(self, events, control, process, running: _Child) -> Outcome | None:
-        """Relay until the child sends its outcome (returned) or ends without one (None)."""
+    def receive(self, events, control, process, timeout: float) -> Ended | None:
+        """Relay the child's next message, if one comes within `timeout`; `Ended` once the child sent
+        its outcome or ended without one."""
         from multiprocessing.connection import wait
 
-        token = self.job.token
-        cancel_sent = False
-        while True:
-            ready = wait([events, process.sentinel], POLL_INTERVAL)
-            if events in ready:
+        ready = wait([events, process.sentinel], timeout)
+        if events in ready:
+            try:
+                kind, payload = events.recv()
+            except Exception:  # end-of-file, or a message cut short by the child's death
+                return Ended(self._final_state())
+            if kind == "outcome":
                 try:
-                    kind, payload = events.recv()
-                except Exception:  # end-of-file, or a message cut short by the child's death
-                    return self._final_state()
-                if kind == "outcome":
-                    try:
-                        control.send("release")  # the child waits for it, so its last vitals were read
-                    except OSError:
-                        pass
-                    return payload
-                if kind == "events":
-                    self.relay(payload)
-                elif kind == "heap":
-                    self.heap_bytes = payload
-                elif kind == "started":
-                    self.t0 = payload
-                    if self.watch is not None:
-                        self.watch.t0 = payload
-            elif process.sentinel in ready and not events.poll():
-                return self._final_state()
-            if token.cancelled and not cancel_sent:
-                cancel_sent = True
-                try:
-                    control.send("cancel")
+                    control.send("release")  # the child waits for it, so its last vitals were read
                 except OSError:
-                    pass  # already gone: the sentinel tells the rest
-            if cancel_sent and running.forced is None:
-                quiet_since = max(token.requested_at or 0.0, self.last_callback)
-                if time.monotonic() - quiet_since > self.cancel_grace:
-                    running.stop(f"forced: no TensorRT callback for {self.cancel_grace:g} s after the"
-                                 " cancel; the child process was stopped")
+                    pass
+                return Ended(payload)
+            if kind == "events":
+                self.relay(payload)
+            elif kind == "heap":
+                self.heap_bytes = payload
+            elif kind == "started":
+                self.t0 = payload
+                if self.watch is not None:
+                    self.watch.t0 = payload
+        elif process.sentinel in ready and not events.poll():
+            return Ended(self._final_state())
+        return None
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
@@ -385,21 +321,26 @@ class _Follower(Follower):
             return None
         return Outcome(last.state, error=last.error, detail=last.detail, engine_bytes=last.engine_bytes)
 
-    def verdict(self, forced: str | None, exitcode: int | None) -> Outcome:
-        """How a build whose child ended without an outcome ended, in the user's words."""
-        if forced is not None:
-            return self.cancelled(forced)
+    def failure(self, exitcode) -> str:
+        """How a child that ended without an outcome ended (its exit code), in the user's words."""
         doing = self.doing()
         model = self.job.spec.model
-        if killed_by_limit(exitcode, self.held, self.held_peak):
-            return Outcome(State.FAILED, error=f"{oom_error(model, self.held_peak, self.held.limit)} {doing}")
+        held = self.held
+        if held is not None and killed_by_limit(exitcode, held, self.held_peak):
+            return f"{oom_error(model, self.held_peak, held.limit)} {doing}"
         if exitcode is not None and exitcode < 0:
             name = _signal_name(-exitcode)
             if -exitcode == signal.SIGKILL:
-                return Outcome(State.FAILED, error=f"{model}: the build process was killed ({name}: out of"
-                                                   f" memory?) {doing}")
-            return Outcome(State.FAILED, error=f"{model}: TensorRT crashed: {name} {doing}")
-        return Outcome(State.FAILED, error=f"{model}: the build process exited with code {exitcode} {doing}")
+                return f"{model}: the build process was killed ({name}: out of memory?) {doing}"
+            return f"{model}: TensorRT crashed: {name} {doing}"
+        return f"{model}: the build process exited with code {exitcode} {doing}"
+
+
+def _send_cancel(control) -> None:
+    try:
+        control.send("cancel")
+    except OSError:
+        pass  # already gone: the sentinel tells the rest
 
 
 def _signal_name(number: int) -> str:
@@ -418,9 +359,7 @@ DEFAULT_CANCEL_GRACE = 0.5
 def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
     """`executor`, its spare build processes started now where it keeps any (the process executor's
     `prewarm`); `builds`, if known, is how many builds will come (no spare is started past the last)."""
-    prewarm = getattr(executor, "prewarm", None)
-    if prewarm is not None:
-        prewarm(builds)
+    executor.prewarm(builds)
     return executor
 
 

@@ -1,9 +1,9 @@
 """What a caller knows of a build that runs elsewhere (a child process, a Ray task), from its events alone.
 
-Both remote executors relay a build's events into the job's sink and, when the build ends without an
-outcome of its own (killed, crashed, lost with its node), tell the user how it ended from what those
-events showed: the phase it was in, the last state it reported. The transport, and the ways a build
-can die there, are each executor's own; this is the part they share.
+Every transport (`transport.TransportExecutor`) relays a build's events into the job's sink through
+one, and, when the build ends without an outcome of its own (killed, crashed, lost with its node),
+its `verdict` tells the user how it ended from what those events showed: the phase it was in, the
+last state it reported. What ended it (`failure`) is each transport's to say in its own words.
 """
 
 from __future__ import annotations
@@ -63,12 +63,23 @@ class Follower:
         path = self.phase_path()
         return Outcome(State.CANCELLED, detail=cancelled_detail(path, forced), cancelled_in=path)
 
+    def verdict(self, forced: str | None, cause: object = None) -> Outcome:
+        """How a build that ended without an outcome of its own ended: cancelled where it was forced
+        (`forced` says how), else failed, as `failure(cause)` words it."""
+        if forced is not None:
+            return self.cancelled(forced)
+        return Outcome(State.FAILED, error=self.failure(cause))
+
+    def failure(self, cause: object) -> str:
+        """What ended the build, in the user's words; a transport names its own causes."""
+        return f"{self.job.spec.model}: the build was lost {self.doing()}"
+
     def doing(self) -> str:
         """What the build was doing when it ended without an outcome, for an error message."""
         path = self.phase_path()
         if path:
             return f"while building (in {path[-1]})"
-        state = self.last_state.state if self.last_state is not None else None
+        state = self.last_state.state if self.last_state is not None else State.QUEUED
         return {State.PARSING: "while parsing", State.BUILDING: "while building",
                 State.WRITING: "while writing the engine"}.get(state, "while starting")
 

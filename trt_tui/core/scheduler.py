@@ -22,9 +22,11 @@ from typing import Protocol
 from .build import BuildSpec, Outcome
 from .cache import EngineCache
 from .events import Event, State, StateChanged
-from .executors import Executor, ThreadExecutor
+from .executor import Executor
+from .executors import ThreadExecutor
 from .gpu_slots import GpuSlots
 from .job import BuildJob
+from .scheduler_protocol import BuildScheduler
 from .vitals import dump_stack
 
 Subscriber = Callable[[int, list[Event]], None]
@@ -32,31 +34,6 @@ Subscriber = Callable[[int, list[Event]], None]
 build (`tracker.BuildTracker` folds them)."""
 
 __all__ = ["AlreadyBuilding", "BuildJob", "BuildScheduler", "Scheduler", "Subscriber"]
-
-
-class BuildScheduler(Protocol):
-    """What a front end (the app, the headless renderers, the build server) asks of a scheduler:
-    `Scheduler` runs the builds itself; `remote.RemoteScheduler`, a served tab's, asks the server's."""
-
-    jobs: dict
-
-    def subscribe(self, subscriber: Subscriber) -> None: ...
-    def submit(self, spec: BuildSpec) -> BuildJob: ...
-    def cancel(self, job_id: int, force: bool = False) -> bool: ...
-    def cancel_all(self, force: bool = False) -> int: ...
-    def active(self) -> list: ...
-    def read_stacks(self, job_id: int) -> str | None: ...
-    # The queue's order, pace and limit; False where the queue is another's (a served tab's).
-    controls_queue: bool
-    paused: bool
-    max_jobs: int
-
-    def pause(self) -> bool: ...
-    def resume(self) -> bool: ...
-    def set_max_jobs(self, max_jobs: int) -> bool: ...
-    def move(self, job_id: int, delta: int) -> bool: ...
-    def queued(self) -> list: ...
-    def shutdown(self, cancel: bool = True, timeout: float | None = 30.0) -> bool: ...
 
 
 class AlreadyBuilding(RuntimeError):
@@ -82,6 +59,8 @@ class Admission(Protocol):
 
 
 class Scheduler:
+    """The `BuildScheduler` that runs the builds itself, through its `executor`."""
+
     controls_queue = True
 
     def __init__(
@@ -126,6 +105,9 @@ class Scheduler:
         self._pump.start()
 
     # -- public API ---------------------------------------------------------------------------
+
+    def connect(self, timeout: float = 10.0) -> None:
+        """The builds are this scheduler's own: nothing to connect to."""
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """From now on `subscriber` gets every build's events. A build already under way whose
@@ -271,14 +253,28 @@ class Scheduler:
         """The native and Python stacks of the process building `job_id`, taken now (py-spy: blocks
         for up to its timeout). None while no process of this host builds it (queued, over, or on
         another node)."""
-        job = self.jobs.get(job_id)
-        pid = None
-        if job is not None and not job.final:
-            followed = job.id in self._followed
-            pid = (self._followed[job.id] or None) if followed else self.executor.pid_of(job)
+        pid = self.pid_of(job_id)
         if pid is None:
             return None
         return dump_stack(pid)
+
+    def pid_of(self, job_id: int) -> int | None:
+        """The process of this host building `job_id`: as the executor knows it, or, for a build another
+        program makes (`follow`), the process it reported."""
+        job = self.jobs.get(job_id)
+        if job is None or job.final:
+            return None
+        if job.id in self._followed:
+            return self._followed[job.id] or None
+        return self.executor.pid_of(job)
+
+    def prewarm(self, builds: int | None = None) -> None:
+        """The executor's spare build processes, started now where it keeps any."""
+        self.executor.prewarm(builds)
+
+    def abandon(self) -> None:
+        """Before exiting at once: what the executor keeps outside this process (a local Ray) stops."""
+        self.executor.abandon()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Until every submitted job is final and its last events were delivered."""

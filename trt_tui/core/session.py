@@ -7,21 +7,32 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .cache import EngineCache
+from .executor import Executor
 from .executors import DEFAULT_CANCEL_GRACE, make_executor
 from .gpu_slots import GpuSlots
 from .memory_guard import MemoryGuard
 from .memory_limit import MemoryLimit, sweep
-from .scheduler import BuildScheduler, Scheduler
+from .scheduler import Scheduler
+from .scheduler_protocol import BuildScheduler
 from .vitals import DEFAULT_VITALS, VitalsConfig
+
+
+class BuildRecords(Protocol):
+    """Which history record each build became: the session's `HistoryRecorder`, or in a served tab
+    the server's, asked over its socket (`serve_client.ServedRecords`)."""
+
+    @property
+    def recorded(self) -> dict[int, int]: ...  # job id -> history record id
 
 
 @dataclass
 class Session:
     scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
     history: object | None = None
-    recorder: object | None = None  # the HistoryRecorder: which history record a job became
+    recorder: BuildRecords | None = None
     # (close, required): a required output (the trace the user asked for) that cannot be written is an
     # error the exit code reports; the history is a convenience, and its failures are only printed.
     closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
@@ -44,7 +55,7 @@ class Session:
 
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
-                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj=None,
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj: Executor | None = None,
                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  spare_memory: int | None = None, pump_interval: float | None = None,
                  memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None) -> Session:
@@ -80,15 +91,14 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from .history_recorder import HistoryRecorder
 
             session.history = History(history_path(history))
-            session.recorder = HistoryRecorder(session.history)
+            recorder = session.recorder = HistoryRecorder(session.history)
             guard.history = session.history  # forecasts come from the builds it measured
-            scheduler.subscribe(session.recorder)
-            session.closers += [(session.recorder.close, False), (session.history.close, False)]
-            seed = getattr(executor_obj, "seed_reserve", None)
-            if seed is not None:  # the process executor's spare reserves what recent builds needed
-                from .pool import REMEMBER
+            scheduler.subscribe(recorder)
+            session.closers += [(recorder.close, False), (session.history.close, False)]
+            from .pool import REMEMBER
 
-                seed(session.history.recent_heaps(REMEMBER))
+            # the process executor's spare reserves what recent builds needed (others ignore it)
+            executor_obj.seed_reserve(session.history.recent_heaps(REMEMBER))
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.executors import Executor, prewarmed
+from ..core.executors import Executor
 from ..core.session import Session
 from ..core.session_settings import SessionSettings
 
@@ -69,7 +69,7 @@ class OwnBuilds(AppSession):
         """Let the spares fault in the heap recent builds needed, and start any that is missing (an
         executor given to the app, a spare that failed to start)."""
         if not app.quitting:
-            prewarmed(self.scheduler.executor)
+            self.scheduler.prewarm()
 
 
 class AttachedViewer(AppSession):

@@ -30,7 +30,7 @@ def run(args) -> int:
 
     settings = session_settings(args)
     executor = settings.prewarmed_executor(len(args.models))
-    if executor is not None and hasattr(executor, "release_on_close"):
+    if executor is not None:
         executor.release_on_close = False  # this process exits once the builds are done
     if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)

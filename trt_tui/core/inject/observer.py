@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..build import Outcome
 from ..events import Log, Severity, State, StateChanged
+from ..executor import Executor
 from ..session import Session, make_session
 from ..vitals import DEFAULT_VITALS, VitalsConfig
 from . import ENV_ADDRESS, ENV_KEY, ENV_ROOT, ENV_VERBOSE, SITE_DIR
@@ -112,7 +113,7 @@ def _isolating_flag(options: list[str]) -> str | None:
     return None
 
 
-class ObservedExecutor:
+class ObservedExecutor(Executor):
     """Runs the program job and follows the observed builds; it builds nothing itself (the app does
     not rebuild a program's builds: see `ProgramRun.why_no_rebuild`)."""
 

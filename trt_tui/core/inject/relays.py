@@ -17,9 +17,11 @@ from pathlib import Path
 
 from ..build import BuildOptions, BuildSpec, Outcome
 from ..events import State, StateChanged
+from ..transport import POLL_INTERVAL, RunningBuild
 from ..vitals import VitalsConfig, watch_build
 
-POLL_INTERVAL = 0.05
+__all__ = ["GONE", "POLL_INTERVAL", "BuildRelays", "ObservedSpec", "ProgramSpec"]
+
 GONE = object()  # the process of a build hung up
 
 
@@ -174,13 +176,17 @@ class BuildRelays:
 
     def _relay(self, job, relay: _Relay, sink) -> Outcome:
         spec: ObservedSpec = job.spec
-        cancel_sent = False
+        # The transports' skeleton, without a grace: one build of a program is never killed alone
+        # (a second cancel stops the whole program: `ObservedExecutor.force_cancel`).
+        running = RunningBuild(kill=None)
+
+        def send_cancel() -> None:
+            with self._lock:
+                self.cancelled += 1
+            relay.cancel()
+
         while True:
-            if job.token.cancelled and not cancel_sent:
-                cancel_sent = True
-                with self._lock:
-                    self.cancelled += 1
-                relay.cancel()
+            running.forward_cancel(job.token, send_cancel)
             try:
                 item = relay.queue.get(timeout=POLL_INTERVAL)
             except queue.Empty:

@@ -2,8 +2,8 @@
 
 It connects on the first build of the process (a process that never builds never connects), sends
 `("hello", pid)`, then `("build", local_id, name, backend, t0, backend_version)` as each build starts and its events in
-batches, `("events", [...])`, at most one batch per `BATCH_INTERVAL` (as the process executor's child
-does; each build has its own `EventBuffer`, since phase ids are per build). A build's last events are
+batches, `("events", [...])`, through the one `BatchSender` the process executor's child uses too
+(each build has its own `EventBuffer`, since phase ids are per build). A build's last events are
 sent before the program gets its result back, so a program that exits right after still reported
 everything. From trt-tui comes only `("cancel", local_id)`.
 
@@ -16,15 +16,13 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-import time
-from multiprocessing.connection import Client
+from multiprocessing.connection import Client, Connection
 
+from ..batch_sender import BATCH_INTERVAL, BatchSender
 from ..buffer import EventBuffer
 from . import ENV_ADDRESS, ENV_KEY
 
-# As `child.BATCH_INTERVAL` (not imported from there: that pulls in the build code and ~0.1 s of
-# imports the observed program does not need).
-BATCH_INTERVAL = 0.02
+__all__ = ["BATCH_INTERVAL", "Reporter", "reporter"]
 
 
 class Reporter:
@@ -36,24 +34,26 @@ class Reporter:
         self.hello = hello
         self.connect = connect or (lambda address, key: Client(address, family="AF_UNIX", authkey=key))
         self.lock = threading.Lock()  # one sender at a time on the connection
-        self.conn = None
+        self.conn: Connection | None = None
         self.broken = False
         self.ids = itertools.count(1)
         self.buffers: dict[int, EventBuffer] = {}
         self.tokens: dict[int, threading.Event] = {}
         self.wake = threading.Event()
+        self.sender = BatchSender(self.wake.wait, self._drain, self._send_batch, name="trt-tui-run-sender",
+                                  lost=self._broke, lock=self.lock)
 
     def _connect(self) -> bool:
         if self.conn is not None or self.broken:
             return not self.broken
         try:
-            self.conn = self.connect(self.address, self.key)
-            self.conn.send(("hello", os.getpid(), *self.hello))
+            conn = self.conn = self.connect(self.address, self.key)
+            conn.send(("hello", os.getpid(), *self.hello))
         except Exception:
             self.broken = True
             return False
-        threading.Thread(target=self._listen, name="trt-tui-run-control", daemon=True).start()
-        threading.Thread(target=self._ship, name="trt-tui-run-sender", daemon=True).start()
+        threading.Thread(target=self._listen, args=(conn,), name="trt-tui-run-control", daemon=True).start()
+        self.sender.start()
         return True
 
     def start_build(self, name: str | None, backend: str, version: str | None, t0: float, token=None):
@@ -96,23 +96,27 @@ class Reporter:
             self.broken = True
             return False
 
-    def _ship(self) -> None:
-        while not self.broken:
-            if not self.wake.wait(0.5):
-                continue
-            time.sleep(BATCH_INTERVAL)  # let a burst accumulate into one message
-            self.wake.clear()
-            with self.lock:
-                events = [e for buffer in list(self.buffers.values()) for e in buffer.drain()]
-                if events:
-                    self._send(("events", events))
+    def _drain(self) -> list:
+        """What every open build pushed since the last batch (the sender's, under `lock`)."""
+        self.wake.clear()
+        return [e for buffer in list(self.buffers.values()) for e in buffer.drain()]
 
-    def _listen(self) -> None:
+    def _send_batch(self, events: list) -> None:
+        """Under `lock`."""
+        if not self._send(("events", events)):
+            raise ConnectionError("trt-tui is gone")
+
+    def _broke(self) -> None:
+        """trt-tui is gone: nobody can show or cancel these builds any more."""
+        self.broken = True
+        self.sender.stop()
+
+    def _listen(self, conn: Connection) -> None:
         while True:
             try:
-                kind, local = self.conn.recv()
-            except Exception:  # trt-tui is gone: nobody can show or cancel these builds any more
-                self.broken = True
+                kind, local = conn.recv()
+            except Exception:
+                self._broke()
                 return
             if kind == "cancel":
                 token = self.tokens.get(local)
