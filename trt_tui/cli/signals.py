@@ -12,8 +12,15 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 from .errors import EXIT_OK
+
+# What `signal.signal` returns and takes: a function, SIG_DFL or SIG_IGN (ints), or None (a handler
+# not installed from Python).
+Handler = Callable[[int, FrameType | None], Any] | int | None
 
 
 class HandledSignals:
@@ -24,7 +31,7 @@ class HandledSignals:
 
     def __init__(self) -> None:
         self.signal: int | None = None
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, Handler] = {}
 
     def __enter__(self):
         for number in self.SIGNALS:

@@ -31,10 +31,10 @@ def terminal_columns() -> int:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
         columns = 0
-    if columns <= 0:
+    if columns <= 0 and sys.__stdout__ is not None:  # None: Python started without a stdout
         try:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
+        except (ValueError, OSError):
             columns = 0
     return columns or 80
 

@@ -105,9 +105,10 @@ def profile_shapes(shapes: str | None, min_shapes: str | None, opt_shapes: str |
         return {name: (s, s, s) for name, s in fixed.items()}
     if not any(trio):
         return {}
-    if not all(trio):
+    if not (min_shapes and opt_shapes and max_shapes):
         raise UsageError("--min-shapes, --opt-shapes and --max-shapes go together: give all three")
-    lo, opt, hi = (parse_shape_list(o, t) for o, t in zip(("--min-shapes", "--opt-shapes", "--max-shapes"), trio))
+    lo, opt, hi = (parse_shape_list("--min-shapes", min_shapes), parse_shape_list("--opt-shapes", opt_shapes),
+                   parse_shape_list("--max-shapes", max_shapes))
     if not (lo.keys() == opt.keys() == hi.keys()):
         raise UsageError("--min-shapes, --opt-shapes and --max-shapes must name the same inputs")
     result = {}

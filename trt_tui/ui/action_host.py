@@ -1,39 +1,71 @@
-"""The app as its action mixins (`build_actions`, `queue_control`, `view_actions`) see it: a Textual
-`App` holding the parts `TrtTuiApp` sets up. The mixins keep the app's module small; naming here what
-they use of the app lets the type checker hold both sides to it. At run time `ActionHost` is plain
-`object`, so mixing it in changes nothing of the app's classes.
+"""The app as its action mixins (`main_actions`, `build_actions`, `queue_control`, `view_actions`) and
+the main screen's widgets see it: a Textual `App` holding the parts `TrtTuiApp` sets up. The mixins
+keep the app's module small; naming here what they use of the app lets the type checker hold both
+sides to it. At run time `ActionHost` is `MessagePump`, which the app is already: its metaclass is
+what gathers a mixin's `@on` handlers, and mixing it in changes nothing else of the app's classes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.message_pump import MessagePump
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.app import App
 
+    from ..core.gpu import GpuSampler
     from ..core.job import BuildJob
     from ..core.scheduler import BuildScheduler
     from ..core.session import Session
-    from .build_view import BuildView
+    from ..core.watch import ModelWatcher, RebuildController
+    from .build_view import BuildView, Palette
+    from .commands import Command
     from .config import AppConfig
     from .modes import AppSession
     from .widgets.build_list import BuildList
+    from .widgets.filter_prompt import FilterPrompt
     from .widgets.log_pane import LogPane
-    from .widgets.model_picker import ModelPicker
+    from .widgets.model_details import ModelDetails
+    from .widgets.model_picker import PickerTable
+    from .widgets.phase_tree import PhaseTreeView
+    from .widgets.vitals_panel import VitalsPanel
 
     class ActionHost(App[int]):
         config: AppConfig
         session: Session
         scheduler: BuildScheduler
         mode: AppSession  # own builds, a served tab's, or a program's: what differs between them
+        commands: tuple[Command, ...]  # every command, with the config file's keys
         views: dict[int, BuildView]  # every build the app shows, by id
         selected: int | None  # the selected build's id
-        picker: ModelPicker
+        follow_newest: bool  # a new build takes the selection
+        _user_placed: bool  # the user chose a build
+        log_level_index: int  # into `log_level.LOG_LEVELS`
+        quitting: bool
+        watcher: ModelWatcher | None  # while `w` watches the models
+        rebuilder: RebuildController
+        palette: Palette
+        picker: PickerTable
+        filter_prompt: FilterPrompt
+        details: ModelDetails
         builds: BuildList
+        phase_view: PhaseTreeView
         log_pane: LogPane
+        vitals_panel: VitalsPanel
+        gpu_sampler: GpuSampler  # what the machine panes read
+        host_reader: Callable[[], dict]
 
         def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
             """Build `model`; None where it was not submitted (the app said why)."""
             ...
+
+        def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
+            """The view of a build the app now shows."""
+            ...
+
+        def retitle_log(self) -> None: ...
 else:
-    ActionHost = object
+    ActionHost = MessagePump

@@ -43,7 +43,7 @@ from .messages import BuildEvents
 from .modes import AppSession, session_for
 from .notifier import Notifier
 from .replace import submit_once
-from .screens import MainScreen, PickerTable, StackScreen
+from .screens import MainScreen, StackScreen
 from .startup import freeze_startup_heap
 from .themes import load_themes
 from .view_actions import ViewActions
@@ -54,6 +54,7 @@ from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
 from .widgets.machine_panes import MachinePanes
 from .widgets.model_details import ModelDetails
+from .widgets.model_picker import PickerTable
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
@@ -210,7 +211,8 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         for job in self._due_vitals:
             self._show_vitals(self.views[job])
         self._due_vitals.clear()
-        self.machine.show_due()
+        if self.machine is not None:  # a tick comes once the main screen is mounted, so always
+            self.machine.show_due()
         self.show_builds_title()  # "build all"'s progress and ETA
 
     def _handler_failed(self, handler: str, exc: BaseException) -> None:

@@ -1,8 +1,20 @@
-"""A guard for the app's own message handlers and timers."""
+"""A guard for the app's own message handlers and timers, and where their failures go."""
 
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+
+class FailureSink(Protocol):
+    """Where a failure becomes one line on the screen: the app (`TrtTuiApp`). A widget with a worker
+    of its own hands its worker's failures on to it, and a guarded handler of its own its exceptions."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None: ...
+    def _handler_failed(self, handler: str, exc: BaseException) -> None: ...
 
 
 def guarded(handler):

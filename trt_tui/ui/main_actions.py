@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import on, work
-from textual.message_pump import MessagePump
 from textual.widgets import DataTable, Input
 
 from ..core.build import BuildSpec, spec_for
 from ..core.watch import ModelWatcher
 from . import collector_feed
+from .action_host import ActionHost
 from .build_view import build_title
 from .guard import guarded
 from .help_screen import HelpScreen
@@ -29,7 +29,7 @@ from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterPrompt
 
 
-class MainActions(MessagePump):
+class MainActions(ActionHost):
     # -- the selection: which build the right-hand panes show, which model the details show --------
 
     def _place_new(self, job: int, asked: bool = False) -> None:
@@ -62,9 +62,12 @@ class MainActions(MessagePump):
 
     def _show_details(self) -> None:
         path = self.picker.highlighted_path()
-        entry = self.picker.models.get(path) if path is not None else None
-        name = self.picker.display_name(path) if path is not None else None
-        self.details.show(name, entry and entry["info"], entry and entry["error"])
+        if path is None:
+            self.details.show(None)
+            return
+        entry = self.picker.models.get(path)
+        info, error = (entry["info"], entry["error"]) if entry is not None else (None, None)
+        self.details.show(self.picker.display_name(path), info, error)
 
     @on(DataTable.RowSelected, "#models")
     def _model_selected(self, event: DataTable.RowSelected) -> None:

@@ -11,21 +11,16 @@ class `-observing`: there are no models to pick, so the picker, its filter and d
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import cast
 
-from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Header, Static
-from textual.worker import Worker
 
-from ..core.modelinfo import ModelInfoError, read_model_info
 from .action_host import ActionHost
-from .messages import ModelInfoRead
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterPrompt
 from .widgets.key_bar import KeyBar
@@ -33,35 +28,12 @@ from .widgets.log_pane import LogPane
 from .widgets.log_prompt import LogPrompt
 from .widgets.machine_panes import MachinePanes
 from .widgets.model_details import ModelDetails
-from .widgets.model_picker import ModelPicker
+from .widgets.model_picker import PickerTable
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
 NARROW = 120  # columns
 COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
-
-
-class PickerTable(ModelPicker):
-    """The main screen's model picker: its keys are the app's commands (`/` filters). It reads its
-    models' size, inputs and shapes itself, on a thread worker (`ModelInfoRead` then bubbles on to the
-    app, which shows the highlighted model's details)."""
-
-    @work(thread=True, group="model-info", exit_on_error=False)
-    def read_infos(self, paths: list[str]) -> None:
-        for path in paths:
-            try:
-                info, error = read_model_info(Path(path)), None
-            except ModelInfoError as exc:
-                info, error = None, str(exc)
-            self.post_message(ModelInfoRead(path, info, error))
-
-    @on(ModelInfoRead)
-    def _info_read(self, message: ModelInfoRead) -> None:
-        if message.path in self.models:
-            self.set_model(message.path, message.info, message.error)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.app.on_worker_state_changed(event)  # one handler for every worker's failure
 
 
 HEADER_ICON = "≡"
@@ -80,6 +52,7 @@ class MainScreen(Screen):
         self._mounted = on_mount
 
     def compose(self) -> ComposeResult:
+        app = cast(ActionHost, self.app)  # the main screen is the app's own
         # Textual's default icon (U+2B58) is in no common monospace font: the README's pictures and
         # many terminals showed an empty box. "≡" is in every one, and says "menu" (it opens the palette).
         yield Header(show_clock=False, icon=HEADER_ICON)
@@ -91,11 +64,10 @@ class MainScreen(Screen):
                 yield Static("Builds", id="builds-title", classes="pane-title")
                 yield BuildList(id="builds")
                 yield VitalsPanel(id="vitals")
-                yield MachinePanes(self.app.gpu_sampler, self.app.host_reader, self.app.config.gpu_interval,
+                yield MachinePanes(app.gpu_sampler, app.host_reader, app.config.gpu_interval,
                                    id="machine")
             with Vertical(id="right"):
                 yield PhaseTreeView(id="phases")
-                app = cast(ActionHost, self.app)  # the main screen is the app's own
                 yield Static(f"Log · level {app.config.log_level} (l to change)", id="log-title",
                              classes="pane-title")
                 yield LogPrompt(id="log-prompt")

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import cast
 
 from textual import on, work
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.worker import Worker
 
 from ...core.gpu import GpuHistory, GpuSampler
 from ...core.units import human_bytes
-from ..guard import guarded
+from ..guard import FailureSink, guarded
 from ..messages import GpuSampled, HostSampled
 from .gpu_panel import GpuPanel
 from .host_panel import HostPanel, memory_low
@@ -32,7 +32,7 @@ class MachinePanes(Horizontal):
         self.interval = interval
         self.gpu_history = GpuHistory()
         self._stop = threading.Event()
-        self._due: dict[type, Message] = {}  # the newest GPU and host readings not yet shown
+        self._due: dict[type, GpuSampled | HostSampled] = {}  # the newest GPU and host readings not yet shown
         self._shown: set[type] = set()  # the kinds of reading shown once already
         self._memory_warned = False
 
@@ -57,10 +57,10 @@ class MachinePanes(Horizontal):
         self.sampler.close()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.app.on_worker_state_changed(event)  # one handler for every worker's failure
+        cast(FailureSink, self.app).on_worker_state_changed(event)  # one handler for every worker's failure
 
-    def _handler_failed(self, handler: str, exc: Exception) -> None:
-        self.app._handler_failed(handler, exc)  # `guarded`: one notification for the app's bugs
+    def _handler_failed(self, handler: str, exc: BaseException) -> None:
+        cast(FailureSink, self.app)._handler_failed(handler, exc)  # `guarded`: one notification for the app's bugs
 
     @on(GpuSampled)
     @on(HostSampled)

@@ -1,19 +1,35 @@
 """Every ONNX file under the paths given, with size, inputs and the state of its latest build
-(running or done); the filter (`/`) matches the name shown, not the directories above it."""
+(running or done); the filter (`/`) matches the name shown, not the directories above it.
+`PickerTable`, the main screen's, reads its models' info itself, on a thread worker."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict, cast
 
 from rich.text import Text
+from textual import on, work
 from textual.binding import Binding
 from textual.widgets import DataTable
+from textual.worker import Worker
 
-from ...core.modelinfo import ModelInfo
+from ...core.events import State
+from ...core.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from ...core.units import human_bytes
 from ..build_view import PLAIN, Palette, state_text
+from ..guard import FailureSink
+from ..messages import ModelInfoRead
 
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
+
+
+class ModelEntry(TypedDict):
+    """What the picker knows of a model: its info or why it could not be read (neither, until read),
+    and the state of its latest build."""
+
+    info: ModelInfo | None
+    error: str | None
+    state: State | None
 
 
 class ModelPicker(DataTable):
@@ -25,7 +41,7 @@ class ModelPicker(DataTable):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self.models: dict[str, dict] = {}  # path -> {"info":…, "error":…, "state":…}
+        self.models: dict[str, ModelEntry] = {}  # by path
         self.filter_text = ""
         self.roots: list[Path] = []  # shown paths are relative to the directory they were found under
         self.palette: Palette = PLAIN
@@ -42,7 +58,7 @@ class ModelPicker(DataTable):
             self.add_column(name, key=name)
 
     def set_model(self, path: str, info: ModelInfo | None = None, error: str | None = None) -> None:
-        entry = self.models.setdefault(path, {"info": None, "error": None, "state": None})
+        entry = self.models.setdefault(path, ModelEntry(info=None, error=None, state=None))
         entry["info"], entry["error"] = info, error
         self._render_rows()
 
@@ -50,7 +66,7 @@ class ModelPicker(DataTable):
         if self.models.pop(path, None) is not None:
             self._render_rows()
 
-    def set_last_state(self, path: str, state) -> None:
+    def set_last_state(self, path: str, state: State) -> None:
         entry = self.models.get(path)
         if entry is None:
             return
@@ -62,7 +78,7 @@ class ModelPicker(DataTable):
         self.palette = palette
         self._render_rows()
 
-    def highlighted_entry(self) -> dict | None:
+    def highlighted_entry(self) -> ModelEntry | None:
         """The highlighted model's info and error, as read so far."""
         path = self.highlighted_path()
         return self.models.get(path) if path is not None else None
@@ -97,3 +113,26 @@ class ModelPicker(DataTable):
 
     def visible_paths(self) -> list[str]:
         return self._visible()
+
+
+class PickerTable(ModelPicker):
+    """The main screen's model picker: its keys are the app's commands (`/` filters). It reads its
+    models' size, inputs and shapes itself, on a thread worker (`ModelInfoRead` then bubbles on to the
+    app, which shows the highlighted model's details)."""
+
+    @work(thread=True, group="model-info", exit_on_error=False)
+    def read_infos(self, paths: list[str]) -> None:
+        for path in paths:
+            try:
+                info, error = read_model_info(Path(path)), None
+            except ModelInfoError as exc:
+                info, error = None, str(exc)
+            self.post_message(ModelInfoRead(path, info, error))
+
+    @on(ModelInfoRead)
+    def _info_read(self, message: ModelInfoRead) -> None:
+        if message.path in self.models:
+            self.set_model(message.path, message.info, message.error)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        cast(FailureSink, self.app).on_worker_state_changed(event)  # one handler for every worker's failure
