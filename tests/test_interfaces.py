@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from trt_tui.core.replay import ReplayExecutor
+from helpers import ReplayExecutor
 
 from trt_tui.api.observation import _ObservedExecutor
 from trt_tui.core.executor import Executor
