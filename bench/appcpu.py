@@ -56,7 +56,7 @@ def _count_repaints() -> dict[str, int]:
 
 
 async def _measure_steady(directory: Path, names: list[str], reps: int, window: float) -> list[dict]:
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     counts = _count_repaints()
@@ -88,8 +88,8 @@ async def _measure_steady(directory: Path, names: list[str], reps: int, window: 
 
 
 async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
-    from trt_tui.core.events import StateChanged
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.messages import BuildEvents
 

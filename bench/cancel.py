@@ -62,7 +62,7 @@ def raw(model, at: float) -> dict:
 
     import tensorrt_rtx as trt
 
-    from trt_tui.core.monitor import shared_logger
+    from trt_tui.core.build.monitor import shared_logger
 
     flag = threading.Event()
     marks: dict[str, float] = {}
@@ -121,10 +121,10 @@ def raw(model, at: float) -> dict:
 def one(model, output, config: str, at: float, grace: float) -> dict:
     if config == "tensorrt_raw":
         return raw(model, at)
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import PhaseFinish, PhaseStart, Step
-    from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import PhaseFinish, PhaseStart, Step
+    from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     inner = ThreadExecutor() if config == "thread" else ProcessExecutor(cancel_grace=grace)
     executor = Recording(inner)
@@ -165,7 +165,7 @@ def one(model, output, config: str, at: float, grace: float) -> dict:
 
 
 def run(work: Workdir, reps: int, seed: int = 3, log=print) -> dict:
-    from trt_tui.core import executors
+    from trt_tui.core.execution import executors
 
     grace = getattr(executors, "DEFAULT_CANCEL_GRACE", 0.5)
     directory = work.models_dir("cancel", ["densenet"])

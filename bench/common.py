@@ -88,7 +88,7 @@ class Workdir:
         self.samples = self.root / "samples"
 
     def prepare(self) -> None:
-        from trt_tui.core.samples import write_samples
+        from trt_tui.core.model.samples import write_samples
 
         self.samples.mkdir(parents=True, exist_ok=True)
         if not all((self.samples / f"{n}.onnx").exists() for n in ("mnist", "resnet50", "densenet")):

@@ -19,10 +19,10 @@ BATCH = 4
 
 
 def batch(directory, executor_name: str, max_jobs: int) -> float:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import State
-    from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import State
+    from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     executor = ThreadExecutor() if executor_name == "thread" else ProcessExecutor()
     scheduler = Scheduler(max_jobs=max_jobs, executor=executor, cache=None)

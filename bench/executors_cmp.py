@@ -24,10 +24,10 @@ from synth import T0_PREFIX, SyntheticExecutor, patched_child
 
 
 def startup(work: Workdir, reps: int, log=print) -> dict:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import State, StateChanged
-    from trt_tui.core.executors import ProcessExecutor, ThreadExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import State, StateChanged
+    from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     directory = work.models_dir("executors", ["mnist"])
     model = directory / "mnist.onnx"
@@ -66,10 +66,10 @@ def startup(work: Workdir, reps: int, log=print) -> dict:
 def transport_one(kind: str, threads: int, duration: float) -> dict:
     from pathlib import Path
 
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import Log, Step
-    from trt_tui.core.executors import ProcessExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import Log, Step
+    from trt_tui.core.execution.executors import ProcessExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     synthetic = SyntheticExecutor()
     executor = synthetic if kind == "thread" else ProcessExecutor()

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trt_tui.core import fingerprint  # noqa: E402
-from trt_tui.core.build import BuildSpec  # noqa: E402
-from trt_tui.core.cache import ContentHasher, EngineCache  # noqa: E402
-from trt_tui.core.samples import write_samples  # noqa: E402
+from trt_tui.core.build.driver import BuildSpec  # noqa: E402
+from trt_tui.core.cache import fingerprint  # noqa: E402
+from trt_tui.core.cache.engine_cache import ContentHasher, EngineCache  # noqa: E402
+from trt_tui.core.model.samples import write_samples  # noqa: E402
 
 
 def main() -> None:

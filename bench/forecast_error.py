@@ -47,7 +47,7 @@ def onnx_test_models(directory: Path) -> list[Path]:
 
 
 def sample_models(directory: Path) -> list[Path]:
-    from trt_tui.core.samples import write_samples
+    from trt_tui.core.model.samples import write_samples
 
     paths = {p.name: p for p in write_samples(directory)}
     return [paths[n] for n in ("mnist.onnx", "resnet50.onnx", "densenet.onnx")]
@@ -60,10 +60,10 @@ def main() -> None:
     parser.add_argument("--match", default="", help="only the models whose name holds this")
     args = parser.parse_args()
 
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import StateChanged
-    from trt_tui.core.forecast import fit
-    from trt_tui.core.session import make_session
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.execution.session import make_session
+    from trt_tui.core.history.forecast import fit
 
     work = Path(tempfile.mkdtemp(prefix="trt-tui-forecast-"))
     models = []

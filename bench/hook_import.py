@@ -35,7 +35,7 @@ t1 = time.perf_counter()
 import tensorrt_rtx
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t1, int(any(type(f).__name__ == "TensorRTFinder" for f in sys.meta_path)),
-      int("trt_tui.core.inject.hook" in sys.modules))
+      int("trt_tui.run.hook" in sys.modules))
 """
 
 
@@ -53,8 +53,8 @@ def main() -> None:
     args = parser.parse_args()
     measure_as_installed()
     from trt_tui.cli.commands.hook import PTH_NAME, pth_text
-    from trt_tui.core.collector.server import Collector
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.execution.scheduler import Scheduler
+    from trt_tui.run.collector.server import Collector
 
     with tempfile.TemporaryDirectory(prefix="trt-tui-bench-hook-") as root:
         root_path = Path(root)

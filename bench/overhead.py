@@ -44,7 +44,7 @@ CONFIGS = ("none", "minimal", "core", "session_tty", "core_process", "app", "app
 
 
 def _write(serialized, output: Path) -> None:
-    from trt_tui.core import atomic
+    from trt_tui.core.files import atomic
 
     atomic.write_bytes(output, serialized)
 
@@ -52,7 +52,7 @@ def _write(serialized, output: Path) -> None:
 def build_plain(model: Path, output: Path, monitor_factory=None) -> None:
     import tensorrt_rtx as trt
 
-    from trt_tui.core.monitor import shared_logger
+    from trt_tui.core.build.monitor import shared_logger
 
     logger = shared_logger(trt)[1]
     builder = trt.Builder(logger)
@@ -103,16 +103,16 @@ def minimal_monitor(out):
 
 
 def build_core(model: Path, output: Path, devnull, executor: str = "thread") -> float:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import Severity, State
-    from trt_tui.core.executors import ThreadExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import Severity, State
+    from trt_tui.core.execution.executors import ThreadExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
     from trt_tui.headless import PlainRenderer
 
     if executor == "thread":
         chosen = ThreadExecutor()
     else:
-        from trt_tui.core.executors import ProcessExecutor
+        from trt_tui.core.execution.executors import ProcessExecutor
 
         chosen = ProcessExecutor()
     scheduler = Scheduler(max_jobs=1, executor=chosen, cache=None)
@@ -130,9 +130,9 @@ def build_core(model: Path, output: Path, devnull, executor: str = "thread") -> 
 
 
 def build_session_tty(model: Path, output: Path, devnull, history: Path) -> float:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import Severity, State
-    from trt_tui.core.session import make_session
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import Severity, State
+    from trt_tui.core.execution.session import make_session
     from trt_tui.headless import TtyRenderer
 
     session = make_session(1, "thread", history=str(history), cache=False)
@@ -154,8 +154,8 @@ def build_session_tty(model: Path, output: Path, devnull, history: Path) -> floa
 async def _app_builds(directory: Path, models: list[str], history: Path, executor: str = "thread") -> dict[str, float]:
     """One app, headless; for each model: highlight it, press Enter, time until the final state
     reaches the app's message loop."""
-    from trt_tui.core.events import StateChanged
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.messages import BuildEvents
 
@@ -198,11 +198,11 @@ def run(work: Workdir, reps: int, models: list[str], log=print, configs=None, wa
     if "none" not in configs:
         configs = ("none", *configs)
     # A `trt-tui` process tunes glibc malloc when its thread executor is made, before any build
-    # thread exists (`core/malloc.py`: one arena, no trimming), and its build child does the same.
+    # thread exists (`core/execution/malloc.py`: one arena, no trimming), and its build child does the same.
     # This one process runs every configuration, and the others start threads first (followers, the
     # app's workers), so tune it now, as the product's process does before its first thread; the
     # bare builds (`none`) run under the same settings.
-    from trt_tui.core import malloc
+    from trt_tui.core.execution import malloc
 
     getattr(malloc, "tune_for_builds", getattr(malloc, "limit_arenas", None))()  # older trees: arenas only
     directory = work.models_dir("overhead-" + "-".join(models), models)

@@ -29,11 +29,11 @@ def synthetic_task(shipment, relay, duration: float = 3.0):
     """A build that is only callbacks: `MonitorState` driven flat out (pickled by value into the task)."""
     import time
 
-    from trt_tui.core.buffer import EventBuffer
-    from trt_tui.core.build import Outcome
-    from trt_tui.core.events import Log, Severity, State
-    from trt_tui.core.monitor import MonitorState
-    from trt_tui.core.ray_task import task_sender
+    from trt_tui.core.build.buffer import EventBuffer
+    from trt_tui.core.build.driver import Outcome
+    from trt_tui.core.build.events import Log, Severity, State
+    from trt_tui.core.build.monitor import MonitorState
+    from trt_tui.core.execution.ray_task import task_sender
 
     cancel = threading.Event()
     buffer = EventBuffer()
@@ -66,11 +66,11 @@ def start_ray() -> dict:
 
 
 def wall(models: Path, reps: int) -> dict:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import State, StateChanged, Vitals
-    from trt_tui.core.executors import ProcessExecutor
-    from trt_tui.core.ray_executor import RayExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import State, StateChanged, Vitals
+    from trt_tui.core.execution.executors import ProcessExecutor
+    from trt_tui.core.execution.ray_executor import RayExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     class Kept(RayExecutor):
         """One executor (one relay actor) for every Ray build, as one CLI run has."""
@@ -127,10 +127,10 @@ def wall(models: Path, reps: int) -> dict:
 def transport(models: Path, duration: float) -> dict:
     import ray
 
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import Log, Step
-    from trt_tui.core.ray_executor import RayExecutor
-    from trt_tui.core.scheduler import Scheduler
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import Log, Step
+    from trt_tui.core.execution.ray_executor import RayExecutor
+    from trt_tui.core.execution.scheduler import Scheduler
 
     class Synthetic(RayExecutor):
         def _connect(self) -> None:
@@ -183,7 +183,7 @@ def main() -> None:
 
     import ray
 
-    from trt_tui.core.samples import write_samples
+    from trt_tui.core.model.samples import write_samples
 
     models = Path(tempfile.mkdtemp(prefix="trt-tui-ray-bench-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
     write_samples(models, ["mnist", "resnet50"])

@@ -62,7 +62,7 @@ def main() -> int:
     parser.add_argument("--densenet", action="store_true", help="also the ~15 s DenseNet (2 rounds)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "run_observe.json"))
     args = parser.parse_args()
-    from trt_tui.core.samples import write_samples
+    from trt_tui.core.model.samples import write_samples
 
     work = Path(tempfile.mkdtemp(prefix="trt-tui-bench-run-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     names = ["mnist", "resnet50"] + (["densenet"] if args.densenet else [])

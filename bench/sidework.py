@@ -47,7 +47,8 @@ def main() -> None:
     threading.Thread(target=_tick, daemon=True).start()
     time.sleep(0.01)
     step("import psutil", lambda: __import__("psutil"))
-    from trt_tui.core import fingerprint, vitals
+    from trt_tui.core.cache import fingerprint
+    from trt_tui.core.observe import vitals
 
     step("psutil Process+sample", lambda: vitals.ProcessProbe(os.getpid(), False).read())
     step("import pynvml", lambda: __import__("pynvml"))
@@ -58,7 +59,7 @@ def main() -> None:
     step("nvmlInit again", pynvml.nvmlInit)
     step("gpu_memory_of", lambda: vitals.gpu_memory_of(os.getpid()))
     step("gpu_memory_of again", lambda: vitals.gpu_memory_of(os.getpid()))
-    step("import trt_tui.core.gpu", lambda: __import__("trt_tui.core.gpu"))
+    step("import trt_tui.core.observe.gpu", lambda: __import__("trt_tui.core.observe.gpu"))
     step("host_info", fingerprint.host_info)
     _stop.set()
 

@@ -58,7 +58,7 @@ def worker(work: Workdir, *args: str, timeout: float = 120) -> dict:
 
 
 def import_times(work: Workdir, reps: int) -> dict:
-    codes = {"python": "pass", "import_app": "import trt_tui.ui.app", "import_core": "import trt_tui.core.scheduler"}
+    codes = {"python": "pass", "import_app": "import trt_tui.ui.app", "import_core": "import trt_tui.core.execution.scheduler"}
     times: dict[str, list[float]] = {k: [] for k in codes}
     for _, name in interleaved(list(codes), reps):
         t = time.perf_counter()

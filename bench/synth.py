@@ -2,7 +2,7 @@
 
 Used in this process (`SyntheticExecutor`, a stand-in for the thread executor) and inside the real
 `ProcessExecutor`'s children (`patched_child` sets the executor's `build` to `synthetic_build`, which
-the real `trt_tui.core.child.main` runs in place of `run_build`, so the child's buffer, sender thread
+the real `trt_tui.core.execution.child.main` runs in place of `run_build`, so the child's buffer, sender thread
 and pipe are the product's own, not a copy). Imports nothing heavy at module level: the child imports
 this module.
 
@@ -17,7 +17,7 @@ import json
 import threading
 import time
 
-from trt_tui.core.executor import Executor
+from trt_tui.core.execution.executor import Executor
 
 STEPS = 10**9  # a phase "size" no drive reaches
 T0_PREFIX = "synthetic t0 "
@@ -80,12 +80,12 @@ def drive(state, threads: int, duration: float, record: dict, rate: float | None
 
 def synthetic_build(threads: int, duration: float, rate: float | None, job: int, spec, sink, cancel,
                     t0: float | None = None):
-    """A stand-in for `trt_tui.core.build.run_build` (same signature after the first three): the
+    """A stand-in for `trt_tui.core.build.driver.run_build` (same signature after the first three): the
     drive instead of TensorRT, reported through the real `MonitorState` into `sink`. The record
     (callbacks, wall, times) comes back as the outcome's `detail`, as JSON."""
-    from trt_tui.core.build import Outcome
-    from trt_tui.core.events import Log, Severity, State, StateChanged
-    from trt_tui.core.monitor import MonitorState
+    from trt_tui.core.build.driver import Outcome
+    from trt_tui.core.build.events import Log, Severity, State, StateChanged
+    from trt_tui.core.build.monitor import MonitorState
 
     state = MonitorState(job, sink, cancel, t0)
     sink(Log(job, 0.0, Severity.WARNING, f"{T0_PREFIX}{state.t0!r}"))
@@ -115,7 +115,7 @@ class SyntheticExecutor(Executor):
 
 class patched_child:
     """While active, the `ProcessExecutor`'s children run `synthetic_build` instead of TensorRT: the
-    real child code (`trt_tui.core.child.main`, its buffer, its sender thread, the pipe) carries it."""
+    real child code (`trt_tui.core.execution.child.main`, its buffer, its sender thread, the pipe) carries it."""
 
     def __init__(self, executor, threads: int, duration: float, rate: float | None = None) -> None:
         self.executor = executor

@@ -39,8 +39,8 @@ PACED_RATES = ((1, 300.0), (4, 20_000.0))  # (threads, callbacks/s): a real buil
 
 def buffer_rate(threads: int, duration: float) -> dict:
     """The ceiling: the monitor straight into an EventBuffer drained every 50 ms by another thread."""
-    from trt_tui.core.buffer import EventBuffer
-    from trt_tui.core.monitor import CancelToken, MonitorState
+    from trt_tui.core.build.buffer import EventBuffer
+    from trt_tui.core.build.monitor import CancelToken, MonitorState
 
     buffer = EventBuffer()
     stop = threading.Event()
@@ -71,7 +71,7 @@ class _Probe:
         self.app = None
 
     def hook(self, message) -> None:
-        from trt_tui.core.events import Log, Step
+        from trt_tui.core.build.events import Log, Step
         from trt_tui.ui.messages import BuildEvents
 
         if not isinstance(message, BuildEvents):
@@ -108,9 +108,9 @@ def _latency(rows: list[tuple[float, float, float]], t_start: float, t_end: floa
 async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int, float, float | None]],
                        log) -> list[dict]:
     """One app per executor kind; each planned drive is a build started with Enter."""
-    from trt_tui.core.executor import Executor
-    from trt_tui.core.executors import ProcessExecutor
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.execution.executor import Executor
+    from trt_tui.core.execution.executors import ProcessExecutor
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     synthetic = SyntheticExecutor()

@@ -49,11 +49,11 @@ def _cpu(executor: str) -> float:
 
 
 def build_once(model: Path, output: Path, executor: str, interval: float) -> tuple[float, int, float]:
-    from trt_tui.core.build import BuildSpec
-    from trt_tui.core.events import State, Vitals
-    from trt_tui.core.executors import make_executor
-    from trt_tui.core.scheduler import Scheduler
-    from trt_tui.core.vitals import VitalsConfig
+    from trt_tui.core.build.driver import BuildSpec
+    from trt_tui.core.build.events import State, Vitals
+    from trt_tui.core.execution.executors import make_executor
+    from trt_tui.core.execution.scheduler import Scheduler
+    from trt_tui.core.observe.vitals import VitalsConfig
 
     scheduler = Scheduler(max_jobs=1, executor=make_executor(executor, vitals=VitalsConfig(interval)))
     samples = []
@@ -74,7 +74,7 @@ def sample_cost(reads: int = 300) -> dict:
     """CPU seconds one `sample()` costs the sampling process, reading a live child."""
     import subprocess
 
-    from trt_tui.core.vitals import VitalsConfig, VitalsWatch
+    from trt_tui.core.observe.vitals import VitalsConfig, VitalsWatch
 
     child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: sum(range(10000))"])
     try:

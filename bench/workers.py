@@ -29,7 +29,7 @@ from common import children_of, rss_kib  # noqa: E402
 
 def first_frame(directory: str) -> dict:
     t0 = time.perf_counter()
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     t_import = time.perf_counter()
@@ -76,7 +76,7 @@ def idle_rss(directory: str, seconds: str) -> dict:
 
 
 def builds_rss(directory: str, executor: str) -> dict:
-    from trt_tui.core.session_settings import SessionSettings
+    from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
 
     me = os.getpid()

@@ -17,10 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from trt_tui.core.events import State  # noqa: E402
-from trt_tui.core.gpu import GpuSampler  # noqa: E402
-from trt_tui.core.samples import write_samples  # noqa: E402
-from trt_tui.core.session_settings import SessionSettings  # noqa: E402
+from trt_tui.core.build.events import State  # noqa: E402
+from trt_tui.core.execution.session_settings import SessionSettings  # noqa: E402
+from trt_tui.core.model.samples import write_samples  # noqa: E402
+from trt_tui.core.observe.gpu import GpuSampler  # noqa: E402
 from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
 from trt_tui.ui.widgets.gpu_panel import GpuPanel  # noqa: E402
 

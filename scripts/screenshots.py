@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from trt_tui.cli import main as cli  # noqa: E402
-from trt_tui.core.events import State  # noqa: E402
-from trt_tui.core.samples import write_samples  # noqa: E402
-from trt_tui.core.session_settings import SessionSettings  # noqa: E402
+from trt_tui.core.build.events import State  # noqa: E402
+from trt_tui.core.execution.session_settings import SessionSettings  # noqa: E402
+from trt_tui.core.model.samples import write_samples  # noqa: E402
 from trt_tui.ui.app import AppConfig, TrtTuiApp  # noqa: E402
 
 SIZE = (170, 48)

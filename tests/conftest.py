@@ -17,8 +17,8 @@ import pytest
 import tensorrt_rtx as trt
 from onnx import numpy_helper
 
-from trt_tui.core import samples
-from trt_tui.core.monitor import shared_logger
+from trt_tui.core.build.monitor import shared_logger
+from trt_tui.core.model import samples
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,7 +170,7 @@ def python_without_nvml():
     cannot be loaded (no NVIDIA driver); skips elsewhere. For checks that nothing imports pynvml there."""
     import subprocess
 
-    from trt_tui.core.nvml import nvml_present
+    from trt_tui.core.observe.nvml import nvml_present
 
     if nvml_present():
         pytest.skip("NVML's library loads here: this is for machines without an NVIDIA driver")

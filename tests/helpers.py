@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from trt_tui.core.build import Outcome
-from trt_tui.core.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
-from trt_tui.core.executor import Executor
-from trt_tui.core.monitor import MonitorState
-from trt_tui.core.phases import PhaseTree, cancelled_detail
-from trt_tui.core.tracker import Trackers
+from trt_tui.core.build.driver import Outcome
+from trt_tui.core.build.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
+from trt_tui.core.build.monitor import MonitorState
+from trt_tui.core.build.phases import PhaseTree, cancelled_detail
+from trt_tui.core.build.tracker import Trackers
+from trt_tui.core.execution.executor import Executor
 
 if TYPE_CHECKING:
-    from trt_tui.core.job import BuildJob
+    from trt_tui.core.execution.job import BuildJob
 
 
 class Recorder:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from trt_tui.core.build import Outcome
-from trt_tui.core.events import (
+from trt_tui.core.build.driver import Outcome
+from trt_tui.core.build.events import (
     Log,
     PhaseFinish,
     PhaseStart,

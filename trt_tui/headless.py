@@ -17,8 +17,8 @@ import threading
 import time
 from typing import TextIO
 
-from .core import protocol
-from .core.events import (
+from .core.build import protocol
+from .core.build.events import (
     Event,
     Log,
     PhaseFinish,
@@ -31,10 +31,10 @@ from .core.events import (
     Vitals,
     event_to_dict,
 )
-from .core.phases import Phase, PhaseTree
-from .core.printable import escaped
-from .core.tracker import BuildTracker, Trackers
-from .core.units import human_bytes, human_seconds, plural
+from .core.build.phases import Phase, PhaseTree
+from .core.build.tracker import BuildTracker, Trackers
+from .core.files.printable import escaped
+from .core.files.units import human_bytes, human_seconds, plural
 
 
 def state_line(model: str, event: StateChanged) -> str:

@@ -15,10 +15,10 @@ import html
 import sys
 import time
 
-from ..core.events import Event, Log, Severity, StateChanged, Vitals
-from ..core.phases import PhaseTree
-from ..core.tracker import Trackers
-from ..core.units import human_bytes, human_seconds
+from ..core.build.events import Event, Log, Severity, StateChanged, Vitals
+from ..core.build.phases import PhaseTree
+from ..core.build.tracker import Trackers
+from ..core.files.units import human_bytes, human_seconds
 from ..headless import state_line
 
 FPS = 5.0

@@ -33,15 +33,15 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, Literal, TextIO
 
-from ..core.build import BuildSpec, Outcome
-from ..core.chained_monitor import chained, chained_monitor
-from ..core.collector.publisher import Publisher
-from ..core.events import Log, Severity, State, StateChanged
-from ..core.executor import Executor
-from ..core.inject.hook import reports
-from ..core.monitor import MonitorState, shared_logger
-from ..core.phases import PhaseTree, cancelled_detail
-from ..core.tracker import BuildTracker
+from ..core.build.chained_monitor import chained, chained_monitor
+from ..core.build.driver import BuildSpec, Outcome
+from ..core.build.events import Log, Severity, State, StateChanged
+from ..core.build.monitor import MonitorState, shared_logger
+from ..core.build.phases import PhaseTree, cancelled_detail
+from ..core.build.tracker import BuildTracker
+from ..core.execution.executor import Executor
+from ..run.collector.publisher import Publisher
+from ..run.hook import reports
 from .builds import forget, report_to
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
@@ -107,7 +107,7 @@ class _ObservedExecutor(Executor):
         self.observation = observation
 
     def run(self, job) -> Outcome:
-        from ..core.vitals import watch_build
+        from ..core.observe.vitals import watch_build
 
         obs = self.observation
         t0 = time.monotonic()
@@ -165,7 +165,7 @@ class Observation:
 
     def __init__(self, config, *, display: Display = "auto", out: TextIO | None = None, name: str | None = None,
                  history: bool | str | os.PathLike = True, verbose: bool = False, vitals: bool = True) -> None:
-        from ..core.vitals import DEFAULT_VITALS
+        from ..core.observe.vitals import DEFAULT_VITALS
 
         self._trt = trt_module(config)
         self._config = config
@@ -199,7 +199,7 @@ class Observation:
     # -- start and end ---------------------------------------------------------------------------
 
     def _start(self, history) -> None:
-        from ..core.session import make_session
+        from ..core.execution.session import make_session
 
         self._session = make_session(1, executor_obj=_ObservedExecutor(self), cache=False,
                                      record_history=history is not False,

@@ -18,7 +18,7 @@ from .errors import UsageError
 
 def check_model_readable(path: Path) -> str | None:
     """What the build would say of a model it cannot read, and of an empty file, before any build starts."""
-    from ..core.build import model_problem
+    from ..core.build.driver import model_problem
 
     if (problem := model_problem(path)) is not None:
         return problem
@@ -29,7 +29,7 @@ def check_model_readable(path: Path) -> str | None:
 
 def unique_models(paths: list[str]) -> list[Path]:
     """The models as given, a model named twice (by any path to the same file) built once."""
-    from ..core.build import is_same_file
+    from ..core.build.driver import is_same_file
 
     models: list[Path] = []
     for text in paths:
@@ -41,7 +41,7 @@ def unique_models(paths: list[str]) -> list[Path]:
 
 def outputs_for(models: list[Path], output: str | None) -> list[Path]:
     """Each model's engine: `-o` a file (one model) or a directory (several), else beside the model."""
-    from ..core.build import default_output
+    from ..core.build.driver import default_output
 
     if output is None:
         return [default_output(m) for m in models]
@@ -68,7 +68,7 @@ def outputs_for(models: list[Path], output: str | None) -> list[Path]:
 def check_outputs(models: list[Path], outputs: list[Path], force: bool) -> None:
     """Before any build starts: no engine on its own model or on another model, none on a file trt-tui
     did not write (unless --force), no two builds onto one engine."""
-    from ..core.build import BuildError, BuildSpec, check_output_replaceable, is_same_file
+    from ..core.build.driver import BuildError, BuildSpec, check_output_replaceable, is_same_file
 
     seen: list[Path] = []
     for model, output in zip(models, outputs):

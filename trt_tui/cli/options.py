@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
-from ..core.build import BuildOptions
-from ..core.executors import DEFAULT_CANCEL_GRACE
-from ..core.session_settings import SessionSettings
+from ..core.build.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
+from ..core.build.driver import BuildOptions
+from ..core.execution.executors import DEFAULT_CANCEL_GRACE
+from ..core.execution.session_settings import SessionSettings
 from .errors import UsageError
 from .types import gpu_list, int_in, limit_size, parse_size, profile_shapes, seconds, spare_size
 
@@ -61,7 +61,7 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_vitals_options(p: argparse.ArgumentParser) -> None:
-    from ..core.vitals import DEFAULT_INTERVAL, DEFAULT_STALL_AFTER
+    from ..core.observe.vitals import DEFAULT_INTERVAL, DEFAULT_STALL_AFTER
 
     g = p.add_argument_group("vitals (the build's process, read from outside it)")
     g.add_argument("--vitals-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
@@ -119,7 +119,7 @@ def session_settings(args) -> SessionSettings:
 
 
 def vitals_config(args):
-    from ..core.vitals import VitalsConfig
+    from ..core.observe.vitals import VitalsConfig
 
     for option, value in (("--vitals-interval", args.vitals_interval), ("--stall-after", args.stall_after),
                           ("--stack-after", args.stack_after)):
@@ -131,7 +131,7 @@ def vitals_config(args):
 def memory_limit(args):
     """The `MemoryLimit` the options ask for, or None; a limit with an executor that has no build
     process of its own to limit is refused in one line."""
-    from ..core.memory_limit import MemoryLimit
+    from ..core.build.memory_limit import MemoryLimit
 
     if args.memory_limit is None:
         return None
@@ -149,7 +149,7 @@ def ray_options(args) -> dict | None:
         if given:
             raise UsageError(f"{given[0]} needs --executor ray")
         return None
-    from ..core.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
+    from ..core.execution.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
 
     if not ray_available():
         raise UsageError(RAY_MISSING)

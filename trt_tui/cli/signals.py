@@ -57,7 +57,7 @@ class Stopper(HandledSignals):
 
     def _handle(self, signum, frame) -> None:
         if self.signal is not None:
-            from ..core.atomic import remove_own_temps
+            from ..core.files.atomic import remove_own_temps
 
             remove_own_temps()
             if self.on_exit_now is not None:

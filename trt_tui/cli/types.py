@@ -125,7 +125,7 @@ def gpu_list(text: str) -> tuple[str, ...]:
     """An argparse type: distinct GPU indices, each of a GPU that exists where NVML can tell. Asked
     only when the option is given (NVML is then started in this process, so its build processes
     are spawned, not forked: `pool.may_fork`)."""
-    from ..core.gpu_slots import GpuListError, nvml_gpu_count, parse_gpus
+    from ..core.execution.gpu_slots import GpuListError, nvml_gpu_count, parse_gpus
 
     try:
         return parse_gpus(text, nvml_gpu_count())

@@ -2,7 +2,7 @@
 
 textual-serve starts one app process per browser session (the page's WebSocket), running a command.
 Here that command is the ordinary app with `--attach SOCKET`: it views the builds of the one scheduler
-this process owns and publishes through `core.remote.BuildServer`. So a reload or a second browser sees
+this process owns and publishes through `trt_tui.serve.build_server.BuildServer`. So a reload or a second browser sees
 the same builds live, closing a tab stops nothing, and Ctrl-C here cancels every build, waits for them
 to stop (no temporary engine is left), closes the sessions and removes the socket.
 
@@ -176,8 +176,8 @@ def announced_urls(host: str, port: int, token: str | None) -> list[str]:
 
 
 def collect_builds(scheduler):
-    """Listen for this user's builds from other programs (`core.collector`), or say in one line why not."""
-    from ..core.collector.server import Collector, NotListening
+    """Listen for this user's builds from other programs (`trt_tui.run.collector`), or say in one line why not."""
+    from ..run.collector.server import Collector, NotListening
 
     try:
         return Collector(scheduler, note=lambda line: print(line, file=sys.stderr, flush=True)).start()
@@ -211,7 +211,7 @@ def remove_stale_socket_dirs() -> None:
 def serve(session, options, paths: list[str], host: str, port: int, token: str | None, args) -> int:
     """Publish `session`'s builds and serve the app until Ctrl-C; then stop every build and clean up.
     `paths` are absolute; `args` gives the sessions' --backend and --theme. OSError: cannot listen."""
-    from ..core.remote import serve_session
+    from .build_server import serve_session
 
     remove_stale_socket_dirs()
     directory = tempfile.mkdtemp(prefix=SOCKET_DIR_PREFIX)

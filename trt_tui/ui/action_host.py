@@ -16,11 +16,11 @@ if TYPE_CHECKING:
 
     from textual.app import App
 
-    from ..core.gpu import GpuSampler
-    from ..core.job import BuildJob
-    from ..core.scheduler import BuildScheduler
-    from ..core.session import Session
-    from ..core.watch import ModelWatcher, RebuildController
+    from ..core.execution.job import BuildJob
+    from ..core.execution.scheduler import BuildScheduler
+    from ..core.execution.session import Session
+    from ..core.model.watch import ModelWatcher, RebuildController
+    from ..core.observe.gpu import GpuSampler
     from .build_view import BuildView, Palette
     from .commands import Command
     from .config import AppConfig

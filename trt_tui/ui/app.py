@@ -24,12 +24,12 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from ..core.discover import find_models
-from ..core.estimates import slow_phases
-from ..core.executors import Executor
-from ..core.gpu import GpuSampler
-from ..core.vitals import host_vitals
-from ..core.watch import ModelWatcher, RebuildController
+from ..core.execution.executors import Executor
+from ..core.history.estimates import slow_phases
+from ..core.model.discover import find_models
+from ..core.model.watch import ModelWatcher, RebuildController
+from ..core.observe.gpu import GpuSampler
+from ..core.observe.vitals import host_vitals
 from . import collector_feed
 from .build_actions import BuildControls
 from .build_feed import BuildFeed

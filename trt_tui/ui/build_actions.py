@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..core.events import State
+from ..core.build.events import State
 from .commands import COMMANDS
 from .history_screen import SHOWN, HistoryScreen
 from .queue_control import QUEUE_ACTIONS, QueueActions
@@ -116,7 +116,7 @@ class BuildListActions(QueueActions):
         self.notify(f"Copied {engine}", markup=False)
 
     def action_bundle(self) -> None:
-        """`b`: the selected finished build's report bundle (`core.bundle`, as `trt-tui bundle ID`
+        """`b`: the selected finished build's report bundle (`core.history.bundle`, as `trt-tui bundle ID`
         writes it), with the log the app holds, to `trt-tui-bundle-ID.tar.gz` in the current
         directory. Written under the same rules as every other file (`check_bundle_output`): never
         over a file that is not a bundle trt-tui wrote, also from a served tab, whose process runs
@@ -143,8 +143,8 @@ class BuildListActions(QueueActions):
     @work(thread=True, group="bundle", exit_on_error=False)
     def _write_bundle(self, job_id: int, record, log_lines: list[str], output: Path, protected: list[Path]) -> None:
         """Off the UI thread: a bundle holds the model, which may be large."""
-        from ..core.bundle import BundleInput, check_bundle_output, write_bundle
-        from ..core.output_paths import OutputRefused
+        from ..core.files.output_paths import OutputRefused
+        from ..core.history.bundle import BundleInput, check_bundle_output, write_bundle
 
         try:
             check_bundle_output(output, [Path(record.model), *protected])

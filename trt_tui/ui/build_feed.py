@@ -14,8 +14,8 @@ from pathlib import Path
 from textual import on
 from textual.message_pump import MessagePump
 
-from ..core.estimates import expected_for
-from ..core.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
+from ..core.build.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
+from ..core.history.estimates import expected_for
 from .build_view import BuildView, backend_label, build_title, queued_spec
 from .guard import guarded
 from .messages import BuildEvents

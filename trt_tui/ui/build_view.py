@@ -6,7 +6,7 @@ expectations, the progress shown so far); every text a widget
 shows of a build (a phase row, the title, a state, a progress bar) is made here from that view, a
 width and a `Palette`. Nothing here touches a widget, so each rule of the screen (the name before
 the bar, the bar dropped first on a narrow terminal, a marker only on a running or failed phase)
-is a function with unit tests (tests/test_build_view.py).
+is a function with unit tests (tests/unit/test_build_view.py).
 
 Colours come from the theme: a `Palette` is read from the app's CSS variables, which every theme
 file fills (`state-*` and `verdict-*`, falling back to the theme's success, error and warning
@@ -24,12 +24,12 @@ from pathlib import Path
 from rich.text import Text
 from textual.color import Color, ColorParseError
 
-from ..core.estimates import eta, eta_text
-from ..core.events import Event, SpecSummary, StackDump, State, StateChanged
-from ..core.log_store import LogStore
-from ..core.phases import Phase, PhaseTree
-from ..core.tracker import BuildTracker
-from ..core.units import human_seconds
+from ..core.build.events import Event, SpecSummary, StackDump, State, StateChanged
+from ..core.build.log_store import LogStore
+from ..core.build.phases import Phase, PhaseTree
+from ..core.build.tracker import BuildTracker
+from ..core.files.units import human_seconds
+from ..core.history.estimates import eta, eta_text
 
 # -- what the app knows of one build --------------------------------------------------------------
 

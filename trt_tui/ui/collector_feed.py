@@ -1,6 +1,6 @@
 """The app's end of the collector: while the app runs, builds from other programs of this user
 (`trt_tui.observe`, `trt-tui run`, the environment's hook) join its builds list, named by their
-program, with their log, vitals and `c` to cancel (see `core.collector`).
+program, with their log, vitals and `c` to cancel (see `trt_tui.run.collector`).
 
 Only an app that owns its builds listens: not a served tab (the server listens) nor `trt-tui run`'s
 app (it shows one program, and forwards its builds to the app that listens). A refusal (another app
@@ -9,7 +9,7 @@ listens, the runtime directory is not safe) is one notification.
 
 from __future__ import annotations
 
-from ..core.collector.server import Collector, NotListening
+from ..run.collector.server import Collector, NotListening
 
 
 def listen(app) -> Collector | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.build import BuildOptions
-from ..core.session_settings import SessionSettings
+from ..core.build.driver import BuildOptions
+from ..core.execution.session_settings import SessionSettings
 
 
 @dataclass

@@ -16,9 +16,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Sparkline, Static
 
-from ..core.history import BuildRecord
-from ..core.history_diff import compare, why_built
-from ..core.units import human_bytes, human_seconds
+from ..core.files.units import human_bytes, human_seconds
+from ..core.history.diff import compare, why_built
+from ..core.history.records import BuildRecord
 from .widgets.diff_panel import DiffPanel
 
 COLUMNS = ("", "Build", "Started", "State", "Duration", "Peak", "Engine", "Why it built")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.build import BuildOptions
-from ..core.events import Severity
+from ..core.build.driver import BuildOptions
+from ..core.build.events import Severity
 
 LOG_LEVELS = (Severity.WARNING, Severity.INFO, Severity.VERBOSE, Severity.ERROR)
 

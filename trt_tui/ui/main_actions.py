@@ -13,8 +13,8 @@ from pathlib import Path
 from textual import on, work
 from textual.widgets import DataTable, Input
 
-from ..core.build import BuildSpec, spec_for
-from ..core.watch import ModelWatcher
+from ..core.build.driver import BuildSpec, spec_for
+from ..core.model.watch import ModelWatcher
 from . import collector_feed
 from .action_host import ActionHost
 from .build_view import build_title

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..core.events import Event
-from ..core.gpu import GpuSnapshot
-from ..core.modelinfo import ModelInfo
-from ..core.watch import ModelChange
+from ..core.build.events import Event
+from ..core.model.modelinfo import ModelInfo
+from ..core.model.watch import ModelChange
+from ..core.observe.gpu import GpuSnapshot
 
 
 @dataclass

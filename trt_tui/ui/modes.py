@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.executors import Executor
-from ..core.session import Session
-from ..core.session_settings import SessionSettings
+from ..core.execution.executors import Executor
+from ..core.execution.session import Session
+from ..core.execution.session_settings import SessionSettings
 
 if TYPE_CHECKING:
     from .config import AppConfig
@@ -82,13 +82,13 @@ class AttachedViewer(AppSession):
 
     @classmethod
     def attach(cls, socket: str, history: str | None = None) -> AttachedViewer:
-        from ..core.remote import attach_session
+        from ..serve.build_server import attach_session
 
         return cls(attach_session(socket, history))
 
     def start(self, app) -> None:
         """Connect to the build server; its builds so far are replayed as `BuildEvents`, then live."""
-        from ..core.remote import RemoteError
+        from ..serve.build_server import RemoteError
 
         try:
             self.scheduler.connect()

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 from textual.widgets import Static
 
-from ..core.events import State
-from ..core.units import human_seconds, plural
+from ..core.build.events import State
+from ..core.files.units import human_seconds, plural
 from .action_host import ActionHost
 from .build_view import BuildView
 

@@ -16,8 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ..core import sidecar
-from ..core.build import BuildSpec, default_output
+from ..core.build import sidecar
+from ..core.build.driver import BuildSpec, default_output
 
 
 class ReplaceScreen(ModalScreen[bool]):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from ..core.log_store import NotOurs, save_log
+from ..core.build.log_store import NotOurs, save_log
 from .action_host import ActionHost
 from .widgets.log_pane import LogPane
 from .widgets.log_prompt import LogPrompt

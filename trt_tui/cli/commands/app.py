@@ -27,16 +27,16 @@ def options(app: argparse.ArgumentParser) -> None:
 
 def app_config(args):
     """The app's configuration from the command line (the app itself never reads argv)."""
-    from ...core.build import default_output
-    from ...core.discover import find_models
-    from ...core.output_paths import check_trace
+    from ...core.build.driver import default_output
+    from ...core.files.output_paths import check_trace
+    from ...core.model.discover import find_models
     from ...ui.app import AppConfig
     from ..options import build_options, session_settings
 
     paths = list(args.paths)
     if args.demo:
-        from ...core.demo_dir import make_demo_dir
-        from ...core.samples import write_samples
+        from ...core.model.demo_dir import make_demo_dir
+        from ...core.model.samples import write_samples
 
         directory = make_demo_dir()
         print(f"trt-tui: writing sample models to {directory}")

@@ -35,7 +35,7 @@ def run(args) -> int:
     if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)
     else:
-        from ...core import native_log
+        from ...core.build import native_log
 
         # The builds run in this process, one at a time, and nothing else writes to its stdout once the
         # renderer writes to a copy of it: TensorRT's own logger may use it, filtering lines in C++.
@@ -47,10 +47,10 @@ def run(args) -> int:
 
 
 def _build_models(args, settings, executor) -> int:
-    from ...core.build import spec_for
-    from ...core.events import State
-    from ...core.output_paths import check_engines, check_trace
-    from ...core.printable import escaped
+    from ...core.build.driver import spec_for
+    from ...core.build.events import State
+    from ...core.files.output_paths import check_engines, check_trace
+    from ...core.files.printable import escaped
     from ...headless import make_renderer, totals_line
     from ..checks import check_model_readable, check_outputs, outputs_for, unique_models
     from ..options import build_options

@@ -1,7 +1,7 @@
 """`trt-tui bundle ID`: one `.tar.gz` with what a maintainer asks for about one recorded build.
 
 Light at import: the command table imports it for its options; what assembles the bundle
-(`core.bundle`) is imported when the command runs.
+(`core.history.bundle`) is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def options(b: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    from ...core.printable import escaped
+    from ...core.files.printable import escaped
 
     print(f"trt-tui: bundle: {escaped(message)}", file=sys.stderr)
     return EXIT_USAGE
@@ -43,9 +43,9 @@ def _readable(option: str, text: str | None) -> Path | None:
 def run(args) -> int:
     import sqlite3
 
-    from ...core.bundle import BundleInput, check_bundle_output, write_bundle
-    from ...core.history import History, HistoryError, default_path, history_path
-    from ...core.output_paths import OutputRefused, trace_written_by_us
+    from ...core.files.output_paths import OutputRefused, trace_written_by_us
+    from ...core.history.bundle import BundleInput, check_bundle_output, write_bundle
+    from ...core.history.records import History, HistoryError, default_path, history_path
 
     if not (args.id.isascii() and args.id.isdigit() and len(args.id) <= 18):  # SQLite's ids are 64-bit
         return _fail(f"{args.id!r} is not a build id (trt-tui history lists them)")

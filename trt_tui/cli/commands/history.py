@@ -26,8 +26,8 @@ def options(h: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     import sqlite3
 
-    from ...core.history import History, HistoryError, default_path, history_path
-    from ...core.history_table import format_history
+    from ...core.history.records import History, HistoryError, default_path, history_path
+    from ...core.history.table import format_history
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
         return diff_command(args)
@@ -63,8 +63,8 @@ def run(args) -> int:
 def diff_command(args) -> int:
     """`history diff A B` (two ids) or `history diff MODEL` (its last two successful builds); errors
     are one line."""
-    from ...core.history import History, HistoryError, default_path, history_path
-    from ...core.history_diff import DiffError, compare, format_comparison, pick
+    from ...core.history.diff import DiffError, compare, format_comparison, pick
+    from ...core.history.records import History, HistoryError, default_path, history_path
 
     path = history_path(args.history) or default_path()
     if not path.exists():

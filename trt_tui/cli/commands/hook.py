@@ -2,7 +2,7 @@
 to a running trt-tui app.
 
 `install` writes `trt-tui-hook.pth` into the environment's site-packages; Python's `site` runs its one
-code line at each interpreter start, which reads and runs `core/inject/env_hook.py` (see there: a
+code line at each interpreter start, which reads and runs `trt_tui/run/env_hook.py` (see there: a
 finder that acts only when TensorRT is imported, and only while an app listens). `remove` deletes it.
 Both are idempotent and say what they did in one line. A file of that name that trt-tui did not write
 is neither replaced nor removed.
@@ -56,7 +56,7 @@ def _ours(path: Path) -> bool | None:
 
 
 def install(path: Path) -> tuple[int, str]:
-    from ...core.atomic import atomic_file
+    from ...core.files.atomic import atomic_file
 
     ours = _ours(path)
     text = pth_text()
@@ -81,7 +81,7 @@ def remove(path: Path) -> tuple[int, str]:
 
 
 def run(args) -> int:
-    from ...core.printable import escaped
+    from ...core.files.printable import escaped
 
     path = pth_path()
     try:

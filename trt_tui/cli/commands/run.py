@@ -46,7 +46,7 @@ def options(r: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...core.output_paths import check_trace, program_files
+    from ...core.files.output_paths import check_trace, program_files
     from ..options import vitals_config
 
     argv = list(args.cmd)
@@ -68,8 +68,8 @@ def run(args) -> int:
 
 
 def run_app(argv: list[str], args) -> int:
-    from ...core.collector.publisher import run_publisher
-    from ...core.inject.observer import ProgramRun
+    from ...run.collector.publisher import run_publisher
+    from ...run.observer import ProgramRun
     from ...ui.app import AppConfig, make_app
     from ...ui.modes import ObservedProgram
 
@@ -108,13 +108,13 @@ def _ask_to_quit(app) -> None:
 
 
 def run_headless(argv: list[str], args) -> int:
-    from ...core import protocol
-    from ...core.collector.publisher import run_publisher
-    from ...core.events import State
-    from ...core.inject.observer import ProgramRun
-    from ...core.inject.timeline import Timeline
-    from ...core.tracker import Trackers
+    from ...core.build import protocol
+    from ...core.build.events import State
+    from ...core.build.tracker import Trackers
     from ...headless import make_renderer
+    from ...run.collector.publisher import run_publisher
+    from ...run.observer import ProgramRun
+    from ...run.timeline import Timeline
 
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
     tty = not args.json and sys.stdout.isatty()

@@ -17,7 +17,7 @@ def options(s: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...core.samples import SAMPLES, write_samples
+    from ...core.model.samples import SAMPLES, write_samples
 
     names = args.names or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

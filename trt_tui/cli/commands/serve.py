@@ -25,9 +25,9 @@ def options(v: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ... import serve
-    from ...core.build import default_output
-    from ...core.discover import find_models
-    from ...core.output_paths import check_trace
+    from ...core.build.driver import default_output
+    from ...core.files.output_paths import check_trace
+    from ...core.model.discover import find_models
     from ..checks import theme_problem
     from ..options import build_options, session_settings
 

@@ -22,8 +22,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from ...core.events import State
-from ...core.units import human_bytes, human_seconds
+from ...core.build.events import State
+from ...core.files.units import human_bytes, human_seconds
 from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .rows import CachedRows

@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...core.history import History
-from ...core.history_diff import compare, format_comparison
+from ...core.history.diff import compare, format_comparison
+from ...core.history.records import History
 
 
 class NothingToCompare(Exception):

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from trt_tui.core.gpu import GpuHistory, GpuSample, GpuSnapshot
+from trt_tui.core.observe.gpu import GpuHistory, GpuSample, GpuSnapshot
 
 _GIB = 1024**3
 _BLOCKS = "▁▂▃▄▅▆▇█"

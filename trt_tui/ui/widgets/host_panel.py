@@ -7,7 +7,7 @@ from collections import deque
 from textual.content import Content
 from textual.widgets import Static
 
-from ...core.units import human_bytes
+from ...core.files.units import human_bytes
 from .gpu_panel import sparkline
 
 LOW_MEMORY = 0.10  # warn when less than this fraction of the memory is available

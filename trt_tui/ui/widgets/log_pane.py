@@ -1,6 +1,6 @@
 """The TensorRT log of the selected build, coloured by severity, filtered by a minimum severity.
 
-Every line of a build is kept by the app (`core.log_store`: the newest in memory, the rest on disk);
+Every line of a build is kept by the app (`core.build.log_store`: the newest in memory, the rest on disk);
 this widget shows at most `max_lines` of the selected build's lines, so a verbose build cannot slow
 rendering without bound. It follows the newest line until the user reads: scrolling up (or `pause`)
 stops the following, End resumes it. A search highlights every match in the lines shown and moves
@@ -20,8 +20,8 @@ from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import RichLog
 
-from ...core.events import Log, Severity
-from ...core.log_store import TAGS
+from ...core.build.events import Log, Severity
+from ...core.build.log_store import TAGS
 
 STYLES = {
     Severity.INTERNAL_ERROR: "bold white on red",

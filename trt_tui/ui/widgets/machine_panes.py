@@ -16,8 +16,8 @@ from textual import on, work
 from textual.containers import Horizontal
 from textual.worker import Worker
 
-from ...core.gpu import GpuHistory, GpuSampler
-from ...core.units import human_bytes
+from ...core.files.units import human_bytes
+from ...core.observe.gpu import GpuHistory, GpuSampler
 from ..guard import FailureSink, guarded
 from ..messages import GpuSampled, HostSampled
 from .gpu_panel import GpuPanel

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from ...core.modelinfo import ModelInfo
-from ...core.units import human_bytes
+from ...core.files.units import human_bytes
+from ...core.model.modelinfo import ModelInfo
 
 
 def model_details(name: str | None, info: ModelInfo | None, error: str | None) -> Content:

@@ -13,9 +13,9 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.worker import Worker
 
-from ...core.events import State
-from ...core.modelinfo import ModelInfo, ModelInfoError, read_model_info
-from ...core.units import human_bytes
+from ...core.build.events import State
+from ...core.files.units import human_bytes
+from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from ..build_view import PLAIN, Palette, state_text
 from ..guard import FailureSink
 from ..messages import ModelInfoRead

@@ -24,7 +24,7 @@ from textual.events import Click, Resize
 from textual.geometry import Size
 from textual.strip import Strip
 
-from ...core.phases import PhaseTree
+from ...core.build.phases import PhaseTree
 from ..build_view import PLAIN, Columns, Palette, columns_for, fit_words, phase_row, same_text
 from .rows import CachedRows
 

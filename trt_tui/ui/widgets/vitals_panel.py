@@ -9,8 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Label, Sparkline, Static
 
-from ...core.events import Vitals
-from ...core.units import human_bytes
+from ...core.build.events import Vitals
+from ...core.files.units import human_bytes
 
 VERDICT_STYLES = {"working": "$success", "stalled": "bold $error", "stopped": "bold $warning"}
 

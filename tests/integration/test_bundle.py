@@ -1,0 +1,201 @@
+"""`trt-tui bundle ID`: a real MNIST build recorded in a history, then its report bundle opened and read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from trt_tui.core.model.samples import write_samples
+
+MARKER = "xyz123-not-for-the-bundle"
+
+
+def cli(*args: str, env: dict, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trt_tui", *args], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, cli_env):
+    """A home directory with the model under it, one real build of it recorded in a history (with a
+    trace), a saved log with repeated lines, and a secret in the environment of every command."""
+    home = tmp_path_factory.mktemp("home")
+    (model,) = write_samples(home / "models", ["mnist"])
+    history = home / "history.sqlite3"
+    env = dict(cli_env, HOME=str(home), TRT_TUI_SECRET_MARKER=MARKER)
+    done = cli("build", str(model), "--history", str(history), "--json", "--trace", str(home / "trace.json"),
+               "--opt-level", "1", "--shapes", "input:1x1x28x28", env=env)
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in cli("history", "--json", "--history", str(history), env=env).stdout.splitlines()]
+    log = home / "build.log"
+    log.write_text(f"[I] reading {model}\n" + "[W] a warning said again and again\n" * 4 + "[I] done\n")
+    return {"home": home, "model": model, "history": history, "env": env, "id": str(row["id"]), "log": log}
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path, "r:gz") as tar:
+        return {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers()}
+
+
+def test_bundle_holds_what_a_maintainer_asks_for(built, tmp_path):
+    home, model, env = built["home"], built["model"], built["env"]
+    out = tmp_path / "report.tar.gz"
+    done = cli("bundle", built["id"], "--history", str(built["history"]), "-o", str(out),
+               "--log", str(built["log"]), "--trace", str(home / "trace.json"), env=env)
+    assert done.returncode == 0, done.stderr
+    with tarfile.open(out, "r:gz") as tar:
+        names = tar.getnames()
+    assert names[0] == f"trt-tui-bundle-{built['id']}/MANIFEST.txt"
+    got = members(out)
+    assert set(got) == {"MANIFEST.txt", "command.txt", "build.json", "vitals.json", "versions.json", "host.json",
+                        "log.txt", "trace.json", "sidecar.json", "model.json", "model/mnist.onnx"}
+    manifest = got["MANIFEST.txt"].decode()
+    assert all(f"{name}  " in manifest for name in got if name != "MANIFEST.txt")
+
+    build = json.loads(got["build.json"])
+    assert build["model"] == "~/models/mnist.onnx" and build["state"] == "succeeded"
+    assert build["options"]["opt_level"] == 1 and build["fingerprint"]["model"]["hash"] == build["model_hash"]
+    versions = json.loads(got["versions.json"])
+    assert versions["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert versions["backend"] == build["fingerprint"]["backend"] and versions["backend_version"]
+    assert versions["trt_tui_now"] and versions["nvidia_driver"] and versions["cuda"]
+    host = json.loads(got["host.json"])
+    assert host["cpu_count"] == os.cpu_count() and host["memory_bytes"] > 0 and "gpus_now" in host
+    assert json.loads(got["vitals.json"])["peak_rss_bytes"] > 0
+    assert got["log.txt"].decode().splitlines() == [
+        "[I] reading ~/models/mnist.onnx", "[W] a warning said again and again  [repeated 4 times]", "[I] done"]
+    assert "traceEvents" in json.loads(got["trace.json"])
+    engine = model.with_suffix(".engine")
+    assert json.loads(got["sidecar.json"])["engine_sha256"] == hashlib.sha256(engine.read_bytes()).hexdigest()
+    assert got["model/mnist.onnx"] == model.read_bytes()
+    facts = json.loads(got["model.json"])
+    assert facts["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+
+    everything = b"".join(got.values())
+    assert MARKER.encode() not in everything  # no environment variable's value
+    assert str(home).encode() not in everything  # the home directory is ~ everywhere
+
+    # The command rebuilds: run as written (the shell expands its ~), to a fresh engine path.
+    command = got["command.txt"].decode().strip()
+    assert command.startswith("trt-tui build ~/models/mnist.onnx ") and "--opt-level 1" in command
+    fresh = tmp_path / "again.engine"
+    python_m = f"{sys.executable} -m trt_tui"
+    rerun = subprocess.run(["bash", "-c", python_m + command[len("trt-tui"):] + f" -o {fresh}"],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert fresh.stat().st_size > 0
+
+
+def test_no_model_keeps_its_hash_and_shapes(built, tmp_path):
+    out = tmp_path / "small.tar.gz"
+    done = cli("bundle", built["id"], "--history", str(built["history"]), "-o", str(out), "--no-model",
+               env=built["env"])
+    assert done.returncode == 0, done.stderr
+    got = members(out)
+    assert not any(name.startswith("model/") for name in got)
+    facts = json.loads(got["model.json"])
+    assert facts["sha256"] == hashlib.sha256(built["model"].read_bytes()).hexdigest()
+    assert facts["inputs"] == [{"name": "input", "dtype": "float32", "shape": "1×1×28×28"}]
+    manifest = got["MANIFEST.txt"].decode()
+    assert "--no-model" in manifest and "no logs" in manifest  # says what is missing and why
+
+
+def test_default_name_and_own_bundle_replaced(built, tmp_path):
+    """Without -o: trt-tui-bundle-ID.tar.gz in the current directory; a second run replaces it (ours)."""
+    for _ in range(2):
+        done = cli("bundle", built["id"], "--history", str(built["history"]), "--no-model", env=built["env"],
+                   cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [f"trt-tui-bundle-{built['id']}.tar.gz"]
+
+
+@pytest.mark.parametrize("args", [["999"], ["abc"], ["9" * 30]])
+def test_bad_id_is_one_line(built, tmp_path, args):
+    done = cli("bundle", *args, "--history", str(built["history"]), "-o", str(tmp_path / "x.tar.gz"),
+               env=built["env"])
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert args[0] in done.stderr and not (tmp_path / "x.tar.gz").exists()
+
+
+def test_missing_history_is_one_line(built, tmp_path):
+    missing = tmp_path / "none.sqlite3"
+    done = cli("bundle", "1", "--history", str(missing), env=built["env"], cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.splitlines() == [done.stderr.strip()]
+    assert str(missing) in done.stderr and not missing.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_foreign_file_at_output_is_refused(built, tmp_path):
+    foreign = tmp_path / "notes.tar.gz"
+    foreign.write_bytes(b"the user's own file")
+    done = cli("bundle", built["id"], "--history", str(built["history"]), "-o", str(foreign), env=built["env"])
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "not a bundle trt-tui wrote" in done.stderr
+    assert foreign.read_bytes() == b"the user's own file"
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.tar.gz"]  # no temporary left
+
+
+def test_only_runs_of_one_line_fold_and_home_is_the_whole_name():
+    from trt_tui.core.history.bundle import _Members, fold_repeats
+
+    assert fold_repeats(["a", "a", "b", "a", "c", "c", "c"]) == [
+        "a  [repeated 2 times]", "b", "a", "c  [repeated 3 times]"]
+    home = _Members("/home/ann")
+    assert home.scrub('"/home/ann/m.onnx" /home/anna/x /home/ann') == '"~/m.onnx" /home/anna/x ~'
+    assert home.shell_path("/home/ann/my models/m.onnx") == "~/'my models/m.onnx'"
+
+
+@pytest.mark.parametrize("option", ["--log", "--trace"])
+def test_named_file_missing_or_not_a_trace_is_one_line(built, tmp_path, option):
+    text = tmp_path / "plain.txt"
+    text.write_text("not a trace")
+    for given, reason in ((tmp_path / "none.txt", "no such file"), (text, "not a trace trt-tui wrote")):
+        if option == "--log" and reason != "no such file":
+            continue
+        done = cli("bundle", built["id"], "--history", str(built["history"]), option, str(given),
+                   "-o", str(tmp_path / "x.tar.gz"), env=built["env"])
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and reason in done.stderr, done.stderr
+        assert not (tmp_path / "x.tar.gz").exists()
+
+
+def test_a_model_gone_and_a_build_observed_elsewhere_are_said(built, tmp_path):
+    """The record of a build `trt-tui run` observed, whose model is gone since: the bundle still has the
+    record, says the model could not be read, and that the command's options are trt-tui's defaults."""
+    from dataclasses import replace
+
+    from trt_tui.core.history.bundle import BundleInput, assemble
+    from trt_tui.core.history.records import History
+
+    with History(built["history"], create=False) as history:
+        record = history.get(int(built["id"]))
+    observed = replace(record, model=str(tmp_path / "gone.onnx"), program="python train.py", options={})
+    members = assemble(BundleInput(observed), home=str(built["home"]))
+    got = {name: data for name, data, _ in members.entries}
+    assert not any(name.startswith("model/") for name in got)
+    assert json.loads(got["model.json"])["content_hash_at_build"] == record.model_hash
+    assert any(note.startswith("model: not read now") for note in members.notes)
+    assert got["command.txt"].decode().startswith("# built inside python train.py, whose build options")
+
+
+def test_driver_cuda_and_gpus_from_nvml(monkeypatch):
+    """Where NVML starts (a GPU host), its answers fill versions and host: a scripted NVML in addition to
+    the real builds above, which ran where it does not ("none")."""
+    from types import SimpleNamespace
+
+    from trt_tui.core.history import bundle
+    from trt_tui.core.observe import nvml
+
+    fake = SimpleNamespace(
+        nvmlSystemGetDriverVersion=lambda: b"550.54.15", nvmlSystemGetCudaDriverVersion=lambda: 12040,
+        nvmlDeviceGetCount=lambda: 1, nvmlDeviceGetHandleByIndex=lambda index: index,
+        nvmlDeviceGetName=lambda handle: "NVIDIA H100 80GB HBM3",
+        nvmlDeviceGetMemoryInfo=lambda handle: SimpleNamespace(total=80 << 30))
+    monkeypatch.setattr(nvml, "nvml_started", lambda: fake)
+    assert bundle._nvml_now() == {"driver": "550.54.15", "cuda": "12.4", "gpus": [
+        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 << 30}]}

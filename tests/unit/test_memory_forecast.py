@@ -1,0 +1,78 @@
+"""Memory forecasts and failures as data: the fitted forecast, old history files, the wording.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.memory_limit import memory_failure, own_cgroup
+from trt_tui.core.history.forecast import fit, forecast
+from trt_tui.core.history.records import History
+
+MiB = 1 << 20
+
+
+def _cgroup_v1_problem() -> str | None:
+    """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
+    own = own_cgroup("memory")
+    if own is None:
+        return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
+    parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
+    if not (parent / "memory.limit_in_bytes").exists():
+        return f"{parent}: no memory cgroup v1 mounted here"
+    probe = parent / f"trt-tui-test-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        return f"{parent}: cannot create a child cgroup ({exc.strerror})"
+    return None
+
+
+needs_cgroup_v1 = pytest.mark.skipif(_cgroup_v1_problem() is not None, reason=str(_cgroup_v1_problem()))
+
+
+def test_a_fitted_forecast_has_a_spread_and_too_little_history_is_unknown() -> None:
+    opts = '{"a": 1}'
+    measured = [("h1", opts, 100 * MiB, 600 * MiB), ("h2", opts, 10 * MiB, 250 * MiB), ("h3", opts, 50 * MiB, 420 * MiB)]
+    base, ratio, spread = fit(measured)
+    assert ratio > 0 and base > 0 and 0 < spread < 1
+    guess = forecast(measured, "other", {"b": 2}, 70 * MiB)
+    assert guess.basis == "fitted" and guess.spread == spread and "±" in guess.text
+    assert forecast(measured[:1], "other", {}, 70 * MiB).text == "unknown"
+    two = forecast(measured[:2], "other", {}, 70 * MiB)  # a line through two points: no spread to claim
+    assert two.basis == "fitted" and two.spread is None and "±" not in two.text
+
+
+def test_an_old_history_file_gains_the_forecast_columns(tmp_path) -> None:
+    """A database written before forecasts opens as it is: the new columns are added, NULL for old rows."""
+    path = tmp_path / "old.sqlite3"
+    shutil.copy(Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3", path)
+    with History(path) as h:
+        records = h.builds()
+    assert records and all(r.forecast_bytes is None and r.forecast_error_bytes is None for r in records)
+    columns = {row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(builds)")}
+    assert {"model_bytes", "forecast_bytes", "forecast_error_bytes"} <= columns
+
+
+def test_memory_failures_are_named_only_when_they_are_memory() -> None:
+    model = "/m/x.onnx"
+    bad_alloc = memory_failure(model, f"{model}: build failed: std::bad_alloc", False, 3 * 1024 * MiB, 4096 * MiB)
+    assert bad_alloc == f"{model}: out of memory at 3.0 GiB (limit 4 GiB): build failed: std::bad_alloc"
+    no_tactic = f"{model}: build failed: Could not find any implementation for node conv1"
+    assert memory_failure(model, no_tactic, False, MiB, None) is None  # no memory warning: not named
+    assert memory_failure(model, no_tactic, True, MiB, None).startswith(f"{model}: out of memory at 1.0 MiB: ")
+    assert memory_failure(model, f"{model}: cannot parse ONNX: truncated", True, MiB, None) is None
+
+
+def test_the_headless_line_says_why_a_build_waits() -> None:
+    from trt_tui.headless import state_line
+
+    line = state_line("m.onnx", StateChanged(1, 0.0, State.QUEUED, detail="waiting: needs ~6.1 GiB, 3.2 GiB free"))
+    assert line == "[m.onnx] queued: waiting: needs ~6.1 GiB, 3.2 GiB free"

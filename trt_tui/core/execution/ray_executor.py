@@ -1,0 +1,331 @@
+"""Builds as Ray tasks: `--executor ray`, for more builds than one machine holds.
+
+Each build is one Ray task in a worker process of its own (`max_calls=1`: the worker exits after its
+one build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing
+assumes a shared filesystem: the model's bytes (and its external data files) go to the task, which
+builds into memory; the engine's bytes come back and the caller writes them with the one atomic writer,
+after the build, only when it succeeded and was not cancelled.
+
+Events stream back while the build runs through one small relay actor per executor: the task's
+`BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
+and the caller's worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's
+side). Each push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
+callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
+(the skeleton every transport shares, `transport.TransportExecutor`).
+Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
+with the local builds' watch and its readings travel with the events.
+
+Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`, else a private local Ray
+(loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray
+process behind. A Ray this process had already
+initialised is used as it is and left running.
+
+`ray` is imported only here, and only when an executor is made: it is an optional extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..build import engine_file
+from ..build.driver import BuildError, Outcome, run_build
+from ..build.events import State, StateChanged
+from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
+from .follower import Follower
+from .follower import finish as _finish
+from .ray_host import RayHost
+from .ray_task import EventRelay, build_task, shipment_of
+from .transport import Ended, RunningBuild, TransportExecutor
+
+BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
+
+RAY_MISSING = "--executor ray needs Ray: pip install 'trt-tui[ray]'"
+
+
+def ray_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+@dataclass(frozen=True)
+class RayResources:
+    """What each build task asks the Ray scheduler for. `gpu_type` (Ray's accelerator type, e.g. "L4",
+    "H100") asks for one GPU of that type; `resources` are custom resources, the way a cluster marks
+    the nodes that serve a TensorRT-RTX compute-capability target (e.g. `ray start --resources
+    '{"sm_89": 1}'` and a build asking for sm_89=1)."""
+
+    num_cpus: float = 1.0
+    gpu_type: str | None = None
+    resources: dict[str, float] = field(default_factory=dict)
+
+    def task_options(self) -> dict:
+        options: dict = {"num_cpus": self.num_cpus, "max_retries": 0}
+        if self.gpu_type:
+            options["num_gpus"] = 1
+            options["accelerator_type"] = self.gpu_type
+        if self.resources:
+            options["resources"] = dict(self.resources)
+        return options
+
+    def needs(self) -> dict[str, float]:
+        """Cluster resource names and amounts one task needs, as `ray.cluster_resources()` names them."""
+        needs = {"CPU": self.num_cpus} if self.num_cpus else {}
+        if self.gpu_type:
+            needs["GPU"] = 1
+            needs[f"accelerator_type:{self.gpu_type}"] = 0.001
+        needs.update(self.resources)
+        return needs
+
+
+def parse_resource(text: str) -> tuple[str, float]:
+    """NAME or NAME=AMOUNT, for --ray-resource; ValueError names what is wrong."""
+    name, _, amount = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"--ray-resource {text!r}: give NAME or NAME=AMOUNT")
+    try:
+        value = float(amount) if amount else 1.0
+    except ValueError:
+        raise ValueError(f"--ray-resource {text!r}: {amount!r} is not a number") from None
+    if value <= 0:
+        raise ValueError(f"--ray-resource {text!r}: the amount must be positive")
+    return name, value
+
+
+class RayExecutor(TransportExecutor):
+    name = "ray"
+    STOPPED = "the Ray task was cancelled with force=True"
+
+    def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
+                 resources: RayResources | None = None, local_cpus: int | None = None,
+                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
+        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all."""
+        if not ray_available():
+            raise RuntimeError(RAY_MISSING)
+        super().__init__(cancel_grace)
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.vitals = vitals
+        self.resources = resources or RayResources()
+        self.local_cpus = local_cpus
+        self.build = run_build  # what each task runs: `run_build`, or a stand-in with its signature (by value)
+        self._started = False  # connected (or started a local Ray) ourselves: close() shuts it down
+        self._ready = False
+        self._closed = False
+        self._relay: Any = None  # the relay actor's handle, once connected
+        self._remote: Any = None  # the build task, as Ray's remote function
+        self._host: RayHost | None = None
+        self.started_local = False
+
+    # -- connecting --------------------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        """Connect on the first build (a run whose engines are all current never starts Ray)."""
+        import ray
+
+        with self._lock:
+            if self._ready:
+                return
+            if self._closed:
+                raise RuntimeError("the Ray executor is closed")
+            if not ray.is_initialized():
+                self._host = RayHost(self.address, self.local_cpus)
+                self._host.start()
+                self._started = True
+                self.started_local = not self.address
+            self._relay = ray.remote(num_cpus=0, max_restarts=0)(EventRelay).options(**_here()).remote()
+            self._remote = ray.remote(max_calls=1)(build_task)
+            self._ready = True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Force every task still running, wait for their worker threads, then leave Ray as found."""
+        with self._lock:
+            self._closed = True
+        self.stop_all(timeout)
+        if self._started and self._host is not None:
+            self._host.stop()
+            self._started = False
+        self._ready = False
+
+    def abandon(self) -> None:
+        """The process is about to exit at once (a second Ctrl-C): kill the local Ray we started, without
+        waiting. Its servers would die with us anyway, but the raylet's agents and workers would not."""
+        if self.started_local and self._host is not None:
+            self._host.kill()
+
+    def _kill(self, ref) -> None:
+        import ray
+
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:
+            pass  # already finished: the follower sees its result
+
+    def pid_of(self, job: BuildJob) -> int | None:
+        """The worker building `job`, where it runs on this machine (a local Ray, or this node of a
+        cluster), so that its stacks can be read here; None elsewhere, or before its first vitals.
+        Its readings name its pid on its own node; the process of that pid here is the worker only if
+        Ray titled it after this job's task."""
+        task = self.running(job)
+        vitals = task.follower.last_vitals if task is not None and task.follower is not None else None
+        if vitals is None:
+            return None
+        try:
+            with open(f"/proc/{vitals.pid}/cmdline", "rb") as f:
+                title = f.read().split(b"\0", 1)[0]
+        except OSError:
+            return None
+        return vitals.pid if title == f"ray::{_task_name(job.id)}".encode() else None
+
+    # -- one build -------------------------------------------------------------------------------
+
+    def _run(self, job: BuildJob, task: RunningBuild) -> Outcome:
+        try:
+            return self._run_task(job, task)
+        except Exception as exc:  # never raise: one line for the user, and no task left running unfollowed
+            task.stop(f"forced: {_one_line(exc)}")
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: Ray: {_one_line(exc)}"))
+
+    def _run_task(self, job: BuildJob, task: RunningBuild) -> Outcome:
+        import ray
+
+        spec = job.spec
+        try:
+            shipment = shipment_of(job.id, spec, self.vitals, self.build)
+        except BuildError as exc:
+            return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
+        try:
+            self._connect()
+        except Exception as exc:
+            what = f"cannot connect to Ray at {self.address}" if self.address else "cannot start a local Ray"
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: {what}: {_one_line(exc)}"))
+        missing = self._unavailable()
+        if missing:
+            return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: no node of the Ray cluster"
+                                                                 f" has {missing}"))
+        follower = task.follower = _RayFollower(job, time.monotonic())
+        ref = self._remote.options(**self.resources.task_options(), name=_task_name(job.id)).remote(
+            shipment, self._relay)
+        task.attach(ref)
+        def receive(timeout: float) -> Ended | None:
+            ready, _ = ray.wait([ref], timeout=timeout)
+            follower.relay(self._take(job, follower))
+            return Ended() if ready else None
+
+        try:
+            self.follow(job, task, receive, lambda: self._send_cancel(job, task, follower))
+            try:
+                outcome, engine = ray.get(ref)
+            except Exception as exc:
+                outcome, engine = follower.verdict(task.forced, exc), None
+            follower.relay(self._take(job, follower))
+        finally:
+            try:
+                self._relay.forget.remote(job.id)
+            except Exception:
+                pass
+        if task.forced is not None and outcome.state is not State.CANCELLED:
+            outcome, engine = follower.verdict(task.forced, None), None
+        if outcome.state is State.SUCCEEDED and job.token.cancelled:
+            outcome, engine = Outcome(State.CANCELLED, detail="cancelled as the build ended; the engine"
+                                                              " was not written"), None
+        if outcome.state is State.SUCCEEDED:
+            outcome = self._write(job, outcome, engine, follower)
+        return _finish(job, follower.now(), outcome, peak_rss_bytes=follower.peak_rss_bytes)
+
+    def _write(self, job: BuildJob, outcome: Outcome, engine: bytes | None, follower: _RayFollower) -> Outcome:
+        spec = job.spec
+        if not engine:
+            return Outcome(State.FAILED, error=f"{spec.model}: the Ray task returned no engine")
+        job.sink(StateChanged(job.id, follower.now(), State.WRITING))
+        try:  # with its sidecar, as a local build installs it; the digest is of the bytes that came back
+            size, digest = engine_file.install(engine, spec.output,
+                                               lambda: outcome.engine_sha256 or hashlib.sha256(engine).hexdigest())
+        except OSError as exc:
+            return Outcome(State.FAILED, error=f"{spec.output}: cannot write engine: {exc.strerror or exc}")
+        return replace(outcome, engine_bytes=size, engine_sha256=digest)
+
+    def _send_cancel(self, job: BuildJob, task: RunningBuild, follower: _RayFollower) -> None:
+        if follower.relay_lost:  # nobody to tell the task: force it
+            task.stop(self.forced)
+        else:
+            self._relay.cancel.remote(job.id)
+
+    def _take(self, job: BuildJob, follower: _RayFollower) -> list:
+        """The task's events so far. A relay lost (with its node) loses the events, not the build:
+        the task's own result still says how it ended."""
+        import ray
+
+        if follower.relay_lost:
+            return []
+        try:
+            return ray.get(self._relay.take.remote(job.id))
+        except Exception:
+            follower.relay_lost = True
+            return []
+
+    def _unavailable(self) -> str | None:
+        """The first resource a task needs that the whole cluster does not have (it would wait forever)."""
+        import ray
+
+        totals = ray.cluster_resources()
+        for name, amount in self.resources.needs().items():
+            if totals.get(name, 0.0) < amount:
+                if name.startswith("accelerator_type:"):
+                    return f"a GPU of type {name.split(':', 1)[1]}"
+                return f"resource {name}={amount:g} (the cluster has {totals.get(name, 0.0):g})"
+        return None
+
+
+def _task_name(job: int) -> str:
+    """What Ray calls the task, and titles its worker while it runs (`ray::NAME`)."""
+    return f"trt-tui-build-{job}"
+
+
+def _here() -> dict:
+    """Actor options that keep the relay on this driver's node where there is one (it must not be lost
+    with a build's node); through Ray Client there is none, and Ray places it."""
+    try:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = ray.get_runtime_context().get_node_id()
+        return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=True)} if node else {}
+    except Exception:
+        return {}
+
+
+class _RayFollower(Follower):
+    """What the caller knows of one task's build, from its events alone."""
+
+    relay_lost = False  # the relay actor went (with its node): the events are lost, not the build
+
+    def failure(self, exc) -> str:
+        """How a task that ended without a result (Ray's exception) was lost, in the user's words."""
+        return f"{self.job.spec.model}: the Ray task was lost {self.doing()}: {_ray_reason(exc)}"
+
+
+# Why Ray says a task ended without a result, in the user's words; Ray's own text runs to a paragraph
+# of advice about its tools.
+_LOST = {"NodeDiedError": "its node died", "LocalRayletDiedError": "the local raylet died",
+         "WorkerCrashedError": "its worker process died", "OutOfMemoryError": "Ray killed its worker for memory"}
+
+
+def _ray_reason(exc: BaseException | None) -> str:
+    """The kind of Ray's exception, with what it means where known, else its first sentence."""
+    if exc is None:
+        return "no result"
+    kind = type(exc).__name__
+    if kind in _LOST:
+        return f"{_LOST[kind]} ({kind})"
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    first = first.split(". ", 1)[0].rstrip(".")
+    return f"{kind}: {first}" if first else kind
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,0 +1,110 @@
+"""The scheduler every front end uses, assembled once: executor, engine cache, history, trace."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..build.memory_limit import MemoryLimit, sweep
+from ..cache.engine_cache import EngineCache
+from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
+from .executor import Executor
+from .executors import DEFAULT_CANCEL_GRACE, make_executor
+from .gpu_slots import GpuSlots
+from .memory_guard import MemoryGuard
+from .scheduler import Scheduler
+from .scheduler_protocol import BuildScheduler
+
+
+class BuildRecords(Protocol):
+    """Which history record each build became: the session's `HistoryRecorder`, or in a served tab
+    the server's, asked over its socket (`serve_client.ServedRecords`)."""
+
+    @property
+    def recorded(self) -> dict[int, int]: ...  # job id -> history record id
+
+
+@dataclass
+class Session:
+    scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
+    history: object | None = None
+    recorder: BuildRecords | None = None
+    # (close, required): a required output (the trace the user asked for) that cannot be written is an
+    # error the exit code reports; the history is a convenience, and its failures are only printed.
+    closers: list[tuple[Callable[[], None], bool]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    owns_builds: bool = True  # False for a viewer attached to a build server: leaving stops nothing
+
+    def close(self, timeout: float | None = 60.0) -> bool:
+        """Stop every build, then flush the history and the trace. True when no thread is left."""
+        clean = self.scheduler.shutdown(cancel=True, timeout=timeout)
+        for close, required in self.closers:
+            try:
+                close()
+            except Exception as exc:
+                if required:
+                    self.errors.append(str(exc))
+                print(f"trt-tui: {exc}", file=sys.stderr)
+        self.closers.clear()
+        return clean
+
+
+def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
+                 history: str | os.PathLike | None = None, record_history: bool = True,
+                 trace: str | os.PathLike | None = None, cache: bool = True, executor_obj: Executor | None = None,
+                 ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
+                 spare_memory: int | None = None, pump_interval: float | None = None,
+                 memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None) -> Session:
+    """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
+    `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
+    `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default).
+    `memory_limit`: each build process's limit (an `executor_obj` given was made with it). Builds are
+    admitted by their memory forecast (`memory_guard`), from the history when it is kept. `gpus`: the
+    GPUs full-TensorRT builds take one each (`gpu_slots`; None: every GPU there is)."""
+    if executor_obj is None:
+        ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
+        executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
+                                     spare_memory=spare_memory, jobs=jobs, memory_limit=memory_limit)
+    engine_cache = EngineCache() if cache else None
+    guard = MemoryGuard(None, memory_limit, hasher=engine_cache.hasher if engine_cache else None,
+                        pid_of=executor_obj.pid_of)
+    # Full-TensorRT builds one per GPU, on this host's builds only: Ray places its tasks on its nodes'
+    # GPUs itself, and an observed program builds where it already runs. The thread executor cannot
+    # pin a build to its GPU (one process: CUDA reads CUDA_VISIBLE_DEVICES once), so its builds are
+    # given one each but not pinned, and their logs say so; the process executor pins each process.
+    local = executor_obj.name in ("thread", "process")
+    slots = GpuSlots(gpus, pins=executor_obj.name == "process") if local else None
+    if slots is not None and slots.pins:
+        executor_obj.pin_env = slots.pin_env
+    scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
+                          **({} if pump_interval is None else {"pump_interval": pump_interval}))
+    if memory_limit is not None:
+        sweep()  # build cgroups a killed trt-tui left behind
+    session = Session(scheduler)
+    if record_history:
+        try:
+            from ..history.recorder import HistoryRecorder
+            from ..history.records import History, history_path
+
+            session.history = History(history_path(history))
+            recorder = session.recorder = HistoryRecorder(session.history)
+            guard.history = session.history  # forecasts come from the builds it measured
+            scheduler.subscribe(recorder)
+            session.closers += [(recorder.close, False), (session.history.close, False)]
+            from .pool import REMEMBER
+
+            # the process executor's spare reserves what recent builds needed (others ignore it)
+            executor_obj.seed_reserve(session.history.recent_heaps(REMEMBER))
+        except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
+            print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
+    if trace:
+        from ..observe.trace import TraceWriter
+
+        writer = TraceWriter(Path(trace))
+        scheduler.subscribe(writer)
+        session.closers.append((writer.close, True))
+    return session

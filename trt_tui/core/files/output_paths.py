@@ -1,0 +1,113 @@
+"""Where a trace (and an engine) may be written: the rules every file trt-tui writes follows, checked
+before any build.
+
+A trace is never one of the run's inputs (a model, the program `trt-tui run` runs, any file its
+command line names), never one of its outputs (an engine, a sidecar), never the build history; it is
+a regular file or a new one (never a device node, a FIFO or a symbolic link, which would be written
+through or taken away from what it stands for); and an existing file is replaced only where trt-tui
+wrote it (the mark at the start of every trace it writes, `TRACE_MARK`) or `--force` says so. An
+engine or its sidecar is never the build history either (`check_engines`; the build checks the rest).
+Each refusal is one line naming the file and what it is.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..build.driver import is_same_file
+from ..build.sidecar import sidecar_path
+
+__all__ = ["OutputRefused", "TRACE_MARK", "check_engines", "check_trace", "program_files", "trace_written_by_us"]
+
+# First in every trace trt-tui writes (`trace.trace_document`), in Chrome's place for a trace's own
+# metadata: a file that starts with these bytes is a trace of ours, found without parsing the rest.
+TRACE_MARK = {"writer": "trt-tui"}
+_PREFIX = b'{"otherData":{"writer":"trt-tui"}'
+
+# Files SQLite keeps beside a database while it is open.
+_HISTORY_COMPANIONS = ("", "-journal", "-wal", "-shm")
+
+
+class OutputRefused(Exception):
+    """The file named cannot be written; the message is the one line the user sees."""
+
+
+def trace_written_by_us(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_PREFIX)) == _PREFIX
+    except OSError:
+        return False
+
+
+def program_files(argv: list[str]) -> list[Path]:
+    """The files a program's command line names: the program (as the shell would find it) and every
+    argument that is an existing file (a script, a config, a model)."""
+    import shutil  # here: `trt-tui build` has no other use for it, and its import is not free
+
+    files = []
+    for i, arg in enumerate(argv):
+        found = shutil.which(arg) if i == 0 and os.sep not in arg else arg
+        if found and os.path.isfile(found):
+            files.append(Path(found))
+    return files
+
+
+def _history_of(option: str | None) -> Path:
+    from ..history.records import default_path, history_path
+
+    return history_path(option) or default_path()
+
+
+def _is_history(path: Path, history: Path) -> bool:
+    return any(is_same_file(path, Path(f"{history}{suffix}")) for suffix in _HISTORY_COMPANIONS)
+
+
+def check_engines(engines: Iterable[Path], history: str | None = None) -> None:
+    """Raise `OutputRefused` where an engine or its sidecar would land on the build history (`--history`,
+    where given, else the one this run uses): `--force` replaces a file trt-tui did not write, never that."""
+    database = _history_of(history)
+    for engine in engines:
+        for output in (engine, sidecar_path(engine)):
+            if _is_history(output, database):
+                raise OutputRefused(f"{output}: is the build history {database}; choose another -o")
+
+
+def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable[Path] = (),
+                history: str | None = None, force: bool = False) -> None:
+    """Raise `OutputRefused` where `--trace text` may not be written (see the module's rules), before
+    any build: a trace is written as builds end, and a long build must not end in a refusal.
+    `history`: --history, where given (else the history this run would use)."""
+    if not text:
+        return
+    database = _history_of(history)
+    path = Path(text)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_symlink():
+        raise OutputRefused(f"--trace {path}: is a symbolic link; trt-tui writes traces only to regular files")
+    if path.is_dir():
+        raise OutputRefused(f"--trace {path}: is a directory")
+    if not parent.is_dir():
+        raise OutputRefused(f"--trace {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputRefused(f"--trace {path}: directory {parent} is not writable")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OutputRefused(f"--trace {path}: exists and is not a regular file; trt-tui writes only regular files")
+    for model in inputs:
+        if is_same_file(path, model):
+            raise OutputRefused(f"--trace {path}: is an input of this run ({model}); choose another file")
+    for engine in engines:
+        for output, what in ((engine, "the engine"), (sidecar_path(engine), "the build record")):
+            if is_same_file(path, output):
+                raise OutputRefused(f"--trace {path}: is {what} {output} this run writes; choose another file")
+    if _is_history(path, database):
+        raise OutputRefused(f"--trace {path}: is the build history {database}; choose another file")
+    if mode is not None and not force and not trace_written_by_us(path):
+        raise OutputRefused(f"--trace {path}: exists and is not a trace trt-tui wrote; use --force to replace it")

@@ -1,0 +1,218 @@
+"""The observed program's builds as jobs: each build a process reports becomes a `BuildJob` whose
+executor run relays that build's events from the report socket until its final state.
+
+The program itself is job #1 (`ProgramSpec`); each build is one more (`ObservedSpec`). A connection
+sends `("hello", pid)`, then for each build `("build", local, name, backend, t0, version)` and its
+events in batches; trt-tui sends back only `("cancel", local)` (see `reporter`).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..core.build.driver import BuildOptions, BuildSpec, Outcome
+from ..core.build.events import State, StateChanged
+from ..core.execution.transport import POLL_INTERVAL, RunningBuild
+from ..core.observe.vitals import VitalsConfig, watch_build
+
+__all__ = ["GONE", "POLL_INTERVAL", "BuildRelays", "ObservedSpec", "ProgramSpec"]
+
+GONE = object()  # the process of a build hung up
+
+
+@dataclass(frozen=True)
+class ProgramSpec(BuildSpec):
+    """The program as a job: `model` is its name as shown."""
+
+    argv: tuple[str, ...] = ()
+
+    def history_fields(self) -> None:
+        """Not a build: the history has no row for it (see `HistoryRecorder`)."""
+        return None
+
+
+@dataclass(frozen=True)
+class ObservedSpec(BuildSpec):
+    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"; `pid` the
+    process that builds it (the program's or a worker's); `t0` its start on the monotonic clock of
+    that process, which on Linux is this process's clock too (its events' times count from it)."""
+
+    pid: int = 0
+    local: int = 0
+    program: str = ""  # the program's name, as `program_name` gives it
+    t0: float = 0.0
+
+    def history_fields(self) -> dict:
+        """What its history row says in place of a build of trt-tui's own: the program chose the
+        options, which trt-tui does not know (nor is its engine in trt-tui's cache: no fingerprint),
+        and which program built it."""
+        return {"options": {}, "program": self.program}
+
+    def clock_origin(self) -> float:
+        return self.t0
+
+
+class _Relay:
+    """One observed build, from its announcement to its final state."""
+
+    def __init__(self, conn, send_lock: threading.Lock, local: int, t0: float, backend_version: str | None) -> None:
+        self.conn = conn
+        self.send_lock = send_lock
+        self.local = local
+        self.t0 = t0
+        self.backend_version = backend_version
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+
+    def cancel(self) -> None:
+        try:
+            with self.send_lock:
+                self.conn.send(("cancel", self.local))
+        except Exception:
+            pass  # the process is gone: the relay hears it
+
+
+class BuildRelays:
+    """The builds the program's processes announce, each submitted to `scheduler` as a job."""
+
+    def __init__(self, scheduler, program: str, vitals: VitalsConfig | None,
+                 stopped_by_us: Callable[[], str | None], announced: Callable[[float], None] | None = None) -> None:
+        """`announced(t0)`: told of each build before its job is submitted (`t0`: its start)."""
+        self.scheduler = scheduler
+        self.announced = announced
+        self.program = program
+        self.vitals = vitals
+        self.stopped_by_us = stopped_by_us
+        self.seen = 0
+        self.cancelled = 0  # builds trt-tui asked to stop
+        self._relays: dict[tuple[int, int], _Relay] = {}
+        self._lock = threading.Lock()
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            relays = list(self._relays.values())
+        for relay in relays:
+            relay.cancel()
+
+    def drop_all(self) -> None:
+        """The program ended: a build still open lost its process."""
+        with self._lock:
+            relays = list(self._relays.values())
+            self._relays.clear()
+        for relay in relays:
+            relay.queue.put(GONE)
+
+    def serve(self, conn) -> None:
+        """Read one process's connection until it ends."""
+        send_lock = threading.Lock()
+        pid = 0
+        mine: list[tuple[int, int]] = []
+        try:
+            while True:
+                message = conn.recv()
+                kind = message[0]
+                if kind == "events":
+                    batches: dict[int, list] = {}
+                    for event in message[1]:
+                        batches.setdefault(event.job, []).append(event)
+                    for local, events in batches.items():
+                        relay = self._relays.get((pid, local))
+                        if relay is not None:
+                            relay.queue.put(events)
+                elif kind == "build":
+                    _, local, onnx, backend, t0, version = message
+                    mine.append((pid, local))
+                    self._announce(conn, send_lock, pid, local, onnx, backend, version, t0)
+                elif kind == "hello":
+                    pid = message[1]
+        except Exception:  # end of file: the process exited (or died)
+            pass
+        finally:
+            with self._lock:
+                gone = [self._relays.pop(key) for key in mine if key in self._relays]
+            for relay in gone:
+                relay.queue.put(GONE)
+            conn.close()
+
+    def _announce(self, conn, send_lock, pid: int, local: int, onnx: str | None, backend: str,
+                  version: str | None, t0: float) -> None:
+        relay = _Relay(conn, send_lock, local, t0, version)
+        with self._lock:
+            self.seen += 1
+            number = self.seen
+            self._relays[(pid, local)] = relay
+        stopping = self.stopped_by_us() is not None
+        name = onnx or f"{self.program} #{number}"
+        spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local,
+                            program=self.program, t0=t0)
+        try:
+            if self.announced is not None:
+                self.announced(t0)
+            self.scheduler.submit(spec)
+        except RuntimeError:  # shutting down
+            stopping = True
+        if stopping:
+            relay.cancel()
+
+    def follow(self, job) -> Outcome:
+        """The job's executor run: relay its events, and the vitals of its process, until its final
+        state."""
+        spec: ObservedSpec = job.spec
+        with self._lock:
+            relay = self._relays.get((spec.pid, spec.local))
+        if relay is None:  # its process hung up before the job started
+            return self._lost(job, time.monotonic())
+        # Not the build's own process: it runs the program too, before and after (own_process=False).
+        watch = watch_build(job.id, spec.pid, job.sink, self.vitals, own_process=False, t0=relay.t0)
+        try:
+            return self._relay(job, relay, watch.sink if watch is not None else job.sink)
+        finally:
+            if watch is not None:
+                watch.stop()
+
+    def _relay(self, job, relay: _Relay, sink) -> Outcome:
+        spec: ObservedSpec = job.spec
+        # The transports' skeleton, without a grace: one build of a program is never killed alone
+        # (a second cancel stops the whole program: `ObservedExecutor.force_cancel`).
+        running = RunningBuild(kill=None)
+
+        def send_cancel() -> None:
+            with self._lock:
+                self.cancelled += 1
+            relay.cancel()
+
+        while True:
+            running.forward_cancel(job.token, send_cancel)
+            try:
+                item = relay.queue.get(timeout=POLL_INTERVAL)
+            except queue.Empty:
+                continue
+            if item is GONE:
+                return self._lost(job, relay.t0, sink, relay.backend_version)
+            for event in item:
+                event = replace(event, job=job.id)
+                sink(event)
+                if type(event) is StateChanged and event.state.final:
+                    with self._lock:
+                        self._relays.pop((spec.pid, spec.local), None)
+                    return Outcome(event.state, error=event.error, detail=event.detail,
+                                   engine_bytes=event.engine_bytes, backend=spec.options.backend,
+                                   backend_version=relay.backend_version)
+
+    def _lost(self, job, t0: float, sink=None, backend_version: str | None = None) -> Outcome:
+        """The build's process ended before the build did."""
+        backend = job.spec.options.backend
+        stopped = self.stopped_by_us()
+        if stopped is not None or job.token.cancelled:
+            outcome = Outcome(State.CANCELLED, detail=f"cancelled: the program was {stopped or 'stopped'}",
+                              backend=backend, backend_version=backend_version)
+        else:
+            outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build",
+                              backend=backend, backend_version=backend_version)
+        (sink or job.sink)(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
+                                        detail=outcome.detail))
+        return outcome
