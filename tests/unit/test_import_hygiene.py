@@ -210,8 +210,9 @@ def test_a_build_imports_no_module_it_does_not_use(cli_env: dict[str, str]) -> N
 PACKAGE = Path(trt_tui.core.__file__).parent.parent
 # Who sees a build only through its events (folded by `core/build/tracker.py`), never through a job object.
 EVENT_CONSUMERS = sorted([
-    PACKAGE / "headless.py", PACKAGE / "run_command.py", PACKAGE / "api" / "notebook.py",
-    PACKAGE / "core" / "history_recorder.py", PACKAGE / "core" / "trace.py", PACKAGE / "core" / "tracker.py",
+    PACKAGE / "headless.py", PACKAGE / "cli" / "commands" / "run.py", PACKAGE / "cli" / "commands" / "build.py",
+    PACKAGE / "api" / "notebook.py", PACKAGE / "core" / "history" / "recorder.py",
+    PACKAGE / "core" / "observe" / "trace.py", PACKAGE / "core" / "build" / "tracker.py",
     *(PACKAGE / "ui").rglob("*.py"),
 ])
 # What only a job has: its outcome and cancel flag, its times on the scheduler's clock, its spec.
@@ -247,6 +248,7 @@ def test_consumers_see_builds_only_through_events() -> None:
     """The app, the renderers, the history, the trace and `run` fold events; none imports or reads
     `BuildJob` (the id a submit hands back names a build, and is all they keep of it)."""
     assert PACKAGE / "ui" / "app.py" in EVENT_CONSUMERS and len(EVENT_CONSUMERS) > 20
+    assert all(path.is_file() for path in EVENT_CONSUMERS), [p for p in EVENT_CONSUMERS if not p.is_file()]
     reads = [read for path in EVENT_CONSUMERS for read in job_reads(path)]
     assert reads == []
 

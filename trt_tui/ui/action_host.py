@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from textual.app import App
 
-    from ..core.execution.job import BuildJob
+    from ..core.build.events import SpecSummary
     from ..core.execution.scheduler import BuildScheduler
     from ..core.execution.session import Session
     from ..core.model.watch import ModelWatcher, RebuildController
@@ -58,11 +58,11 @@ if TYPE_CHECKING:
         gpu_sampler: GpuSampler  # what the machine panes read
         host_reader: Callable[[], dict]
 
-        def submit(self, model: str, force: bool = False, replace: bool = False) -> BuildJob | None:
+        def submit(self, model: str, force: bool = False, replace: bool = False) -> int | None:
             """Build `model`; None where it was not submitted (the app said why)."""
             ...
 
-        def _add_view(self, job: BuildJob, model: str | None = None) -> BuildView:
+        def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
             """The view of a build the app now shows."""
             ...
 

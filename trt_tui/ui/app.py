@@ -183,7 +183,8 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         """Called on the scheduler's pump thread: only hand over."""
         self.post_message(BuildEvents(job, events))
 
-    def submit(self, model: str, force: bool = False, replace: bool = False):
+    def submit(self, model: str, force: bool = False, replace: bool = False) -> int | None:
+        """Build `model`: its build's id, or None where it was not submitted (the app said why)."""
         path = Path(model)
         spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
         if self.quitting or (job := submit_once(self, spec)) is None:
@@ -192,7 +193,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self._add_view(job.id, model, spec.summary())
         self._user_placed = True
         self._place_new(job.id, asked=True)
-        return job
+        return job.id
 
     @guarded
     def _tick(self) -> None:
