@@ -82,6 +82,10 @@ class _Renderer:
         """A line from the CLI itself (cancelling…, errors), printed in order with build output."""
         self._write([text])
 
+    def handle(self, job: int, events: list[Event]) -> None:
+        """Show a batch of one build's events: each renderer its own way (a scheduler subscriber)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         pass
 
@@ -134,7 +138,7 @@ class PlainRenderer(_Renderer):
             if type(event) is StackDump:
                 lines.extend(stack_lines(model, event))
                 continue
-            if type(event) is PhaseStart:
+            if type(event) is PhaseStart and phase is not None:  # a start always makes its phase
                 indent = "  " * (len(tree.path(phase)) - 1)
                 lines.append(f"[{model}] {indent}▶ {event.name} ({plural(event.num_steps, 'step')})")
             elif type(event) is PhaseFinish and phase is not None:

@@ -48,8 +48,8 @@ class Recorder:
     def __init__(self) -> None:
         self.events: dict[int, list] = {}
 
-    def __call__(self, job, events) -> None:
-        self.events.setdefault(job.id, []).extend(events)
+    def __call__(self, job_id: int, events) -> None:  # a subscriber: the scheduler passes job ids
+        self.events.setdefault(job_id, []).extend(events)
 
     def details(self, job_id: int) -> list[str]:
         return [e.detail for e in self.events.get(job_id, []) if type(e) is StateChanged and e.detail]

@@ -98,8 +98,7 @@ class NotebookDisplay:
         changed = False
         for event in events:
             build.apply(event)
-            kind = type(event)
-            if kind is Vitals:
+            if type(event) is Vitals:
                 self.vitals = event
             elif type(event) is Log:
                 if event.severity <= Severity.WARNING:

@@ -17,6 +17,10 @@ Only the standard library's `os` and `sys` here, and no names leak into the prog
 import os
 import sys
 
+TYPE_CHECKING = False  # `typing`'s, without importing it at every interpreter start (mypy reads the name)
+if TYPE_CHECKING:
+    from types import FrameType
+
 _TARGETS = ("tensorrt", "tensorrt_rtx")
 _RUN_ADDRESS = "TRT_TUI_RUN_ADDRESS"  # inject.ENV_ADDRESS: `trt-tui run`'s hook is in charge
 
@@ -42,7 +46,7 @@ def _patch(module) -> None:
 def _imported_by_trt_tui() -> bool:
     """trt-tui's own builds (the app's, their build processes', `trt-tui build`'s) import TensorRT
     through `core.build.backend`; the app shows those already, and must not see them twice."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__") == "trt_tui.core.build.backend":
             return True
@@ -84,7 +88,9 @@ class TensorRTFinder:
             spec = finder.find_spec(name, path, target)
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _PatchingLoader(spec.loader)
+                    # typeshed asks for an `importlib.abc.Loader`; the import system needs only the methods
+                    # (importing `importlib.abc` here would cost every interpreter start)
+                    spec.loader = _PatchingLoader(spec.loader)  # type: ignore[assignment]
                 return spec
         return None
 

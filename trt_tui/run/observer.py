@@ -36,6 +36,7 @@ from pathlib import Path
 from ..core.build.driver import Outcome
 from ..core.build.events import Log, Severity, State, StateChanged
 from ..core.execution.executor import Executor
+from ..core.execution.scheduler_protocol import JobView
 from ..core.execution.session import Session, make_session
 from ..core.observe.vitals import DEFAULT_VITALS, VitalsConfig
 from . import ENV_ADDRESS, ENV_KEY, ENV_ROOT, ENV_VERBOSE, SITE_DIR
@@ -183,7 +184,7 @@ class ProgramRun:
         self.processes: ProgramProcesses | None = None
         self.server: ReportServer | None = None
         self.subreaper = False
-        self.program_job = None
+        self.program_job: JobView | None = None
         self.exit_code: int | None = None
         self.exited = threading.Event()
         self.stop_signal: int | None = None  # the signal that made trt-tui stop the program
@@ -226,20 +227,21 @@ class ProgramRun:
             if signum is not None and self.stop_signal is None:
                 self.stop_signal = signum
             self._stopped_by_us = self._stopped_by_us or ("killed" if force else "stopped")
-            first = self._stopping is None
-            if first and not force:
-                self._stopping = threading.Thread(target=self._escalate, name="trt-tui-run-stop", daemon=True)
+            stopping = None
+            if self._stopping is None and not force:
+                stopping = self._stopping = threading.Thread(target=self._escalate, name="trt-tui-run-stop",
+                                                             daemon=True)
         if force:
             self._signal(signal.SIGKILL)
             return
-        if not first:
+        if stopping is None:  # stopping already
             return
         # SIGINT first, for a program that waits outside TensorRT; one inside a build never sees it
         # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
         # so the builds are cancelled too, and SIGTERM follows after the grace.
         self._signal(signal.SIGINT)
         self.relays.cancel_all()
-        self._stopping.start()
+        stopping.start()
 
     def _escalate(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -293,6 +295,8 @@ class ProgramRun:
 
     def _run_program(self, job) -> Outcome:
         started = time.monotonic()
+        processes, server = self.processes, self.server
+        assert processes is not None and server is not None  # `start` made them before it submitted this job
         try:
             self.process = subprocess.Popen(self.argv, env=self._env, stdin=self.stdin, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, start_new_session=True)
@@ -302,7 +306,7 @@ class ProgramRun:
             error = f"{self.argv[0]}: cannot start: {exc.strerror or exc}"
             job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
             return Outcome(State.FAILED, error=error)
-        self.processes.started(self.process.pid)
+        processes.started(self.process.pid)
         job.sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {self.process.pid}"))
         if self.output is not None:
             deliver = self.output
@@ -322,16 +326,16 @@ class ProgramRun:
                     self.stop()
                 if time.monotonic() - looked > DESCENDANTS_EVERY:
                     looked = time.monotonic()
-                    self.processes.note_descendants(self.process.pid)
-        self.processes.end(min(self.grace, 2.0))
+                    processes.note_descendants(self.process.pid)
+        processes.end(min(self.grace, 2.0))
         self.unread = pipes.join(self.name)
         if self.shown is not None:
             self.shown.close()
         # What the program sent before it exited may still be unread on its connections: a build's
         # last events (its final state) come just before the exit. Each reader ends at the end of
         # its file, after them; only the relays still open then lost their process mid-build.
-        self.server.join_readers(2.0)
-        self._python_seen = self.server.python_seen
+        server.join_readers(2.0)
+        self._python_seen = server.python_seen
         self.exit_code = code
         self.exited.set()
         self.relays.drop_all()

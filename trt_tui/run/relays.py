@@ -47,7 +47,7 @@ class ObservedSpec(BuildSpec):
     program: str = ""  # the program's name, as `program_name` gives it
     t0: float = 0.0
 
-    def history_fields(self) -> dict:
+    def history_fields(self) -> dict | None:
         """What its history row says in place of a build of trt-tui's own: the program chose the
         options, which trt-tui does not know (nor is its engine in trt-tui's cache: no fingerprint),
         and which program built it."""

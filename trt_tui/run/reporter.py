@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Client, Connection
 
 from ..core.build.buffer import EventBuffer
@@ -126,7 +127,7 @@ class Reporter:
 
 _reporter: Reporter | None = None
 _reporter_lock = threading.Lock()
-fallback = None  # where no `trt-tui run` set one: () -> Reporter | None (the collector's; `env_hook`)
+fallback: Callable[[], Reporter | None] | None = None  # where no `trt-tui run` set one: the collector's (`env_hook`)
 
 
 def reporter() -> Reporter | None:

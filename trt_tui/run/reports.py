@@ -32,8 +32,12 @@ class ReportServer:
         """`serve(conn)`: reads one authenticated connection until it ends (on its own thread).
         `listener` and `key`: a socket made elsewhere (the collector's), else one in a new directory."""
         self.serve = serve
-        self.directory = None if listener is not None else tempfile.mkdtemp(prefix="trt-tui-run-")
-        self.address = listener.address if listener is not None else os.path.join(self.directory, "socket")
+        self.directory: str | None = None
+        if listener is not None:
+            self.address = listener.address
+        else:
+            self.directory = directory = tempfile.mkdtemp(prefix="trt-tui-run-")
+            self.address = os.path.join(directory, "socket")
         self.key = key or secrets.token_bytes(16)
         self._listener: Listener | None = listener or Listener(self.address, family="AF_UNIX")
         self._closing = False

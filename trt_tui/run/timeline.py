@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..core.build.events import StateChanged
+from ..core.build.events import Event, StateChanged
 
 HOLD = 0.5  # seconds an item waits for earlier ones still on their way
 MAX_HOLD = 2.0  # the most an output piece waits for an open build's events
@@ -34,7 +34,7 @@ MAX_BYTES = 1 << 20  # output bytes waiting to be written before its readers wai
 
 class Timeline:
     def __init__(self, write_output: Callable[[str, list[bytes], float], None],
-                 write_events: Callable[[object, list], None], started: float,
+                 write_events: Callable[[int, list[Event]], None], started: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """`write_output(stream, pieces, t)` (t: seconds since `started`) and `write_events(job,
         events)` are called on the writer thread only, in time order."""
@@ -144,7 +144,7 @@ class Timeline:
                     job = what
                     events.append(payload)
                     continue
-                if events:
+                if events and job is not None:  # events come with their job
                     self.write_events(job, events)
                     events = []
                 self.write_output(what, payload[0], at - self.started)
@@ -154,7 +154,7 @@ class Timeline:
                     self._cond.notify_all()
                 if kind == "output":
                     self.lost_bytes += payload[1]
-        if events and self.failed is None:
+        if events and job is not None and self.failed is None:
             try:
                 self.write_events(job, events)
             except (OSError, ValueError) as exc:

@@ -21,13 +21,16 @@ if TYPE_CHECKING:
     from ..core.execution.session import Session
     from ..core.model.watch import ModelWatcher, RebuildController
     from ..core.observe.gpu import GpuSampler
+    from ..run.collector.server import Collector
     from .build_view import BuildView, Palette
     from .commands import Command
     from .config import AppConfig
     from .modes import AppSession
+    from .notifier import Notifier
     from .widgets.build_list import BuildList
     from .widgets.filter_prompt import FilterPrompt
     from .widgets.log_pane import LogPane
+    from .widgets.machine_panes import MachinePanes
     from .widgets.model_details import ModelDetails
     from .widgets.model_picker import PickerTable
     from .widgets.phase_tree import PhaseTreeView
@@ -41,6 +44,12 @@ if TYPE_CHECKING:
         commands: tuple[Command, ...]  # every command, with the config file's keys
         views: dict[int, BuildView]  # every build the app shows, by id
         selected: int | None  # the selected build's id
+        clock: Callable[[], float]  # what the builds' clocks read (frozen by snapshot tests)
+        _dropped: set[int]  # builds a change on disk started that found the engine current
+        _due_vitals: set[int]  # builds with a reading not yet shown
+        notifier: Notifier  # what a build's end says (toasts, the bell)
+        collector: Collector | None  # listening for other programs' builds (`collector_feed`)
+        machine: MachinePanes | None  # once the main screen is mounted
         follow_newest: bool  # a new build takes the selection
         _user_placed: bool  # the user chose a build
         log_level_index: int  # into `log_level.LOG_LEVELS`
@@ -63,7 +72,15 @@ if TYPE_CHECKING:
             ...
 
         def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
-            """The view of a build the app now shows."""
+            """The view of a build the app now shows (`given`: what was queued)."""
+            ...
+
+        def select_build(self, job: int) -> None:
+            """Show `job` in the right-hand panes."""
+            ...
+
+        def _place_new(self, job: int, asked: bool = False) -> None:
+            """Whether a new build takes the selection."""
             ...
 
         def retitle_log(self) -> None: ...

@@ -109,6 +109,9 @@ class BuildListActions(QueueActions):
             self.notify("No build selected", severity="warning")
             return
         engine = view.output
+        if engine is None:  # a build whose output trt-tui was not told (another program's)
+            self.notify(f"#{view.id} has no engine path known to trt-tui", severity="warning", markup=False)
+            return
         if view.state not in (State.SUCCEEDED, State.SKIPPED) or not engine.exists():
             self.notify(f"#{view.id} has no engine yet ({engine})", severity="warning", markup=False)
             return
@@ -132,7 +135,7 @@ class BuildListActions(QueueActions):
         recorder, history = self.session.recorder, self.session.history
         record_id = recorder.recorded.get(view.id) if recorder is not None else None
         record = history.get(record_id) if history is not None and record_id is not None else None
-        if record is None:
+        if record is None or history is None:  # no record without a history
             where = "the build server's history" if self.mode.served else "the build history"
             self.notify(f"#{view.id} is not in {where} (off, or not recorded yet): no bundle; "
                         "trt-tui bundle ID writes one of any recorded build", severity="warning", markup=False)

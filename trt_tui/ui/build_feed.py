@@ -12,17 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import on
-from textual.message_pump import MessagePump
 
-from ..core.build.events import Log, PhaseFinish, PhaseStart, StackDump, State, StateChanged, Step, Vitals
+from ..core.build.events import (
+    Log,
+    PhaseFinish,
+    PhaseStart,
+    SpecSummary,
+    StackDump,
+    State,
+    StateChanged,
+    Step,
+    Vitals,
+)
 from ..core.history.estimates import expected_for
+from .action_host import ActionHost
 from .build_view import BuildView, backend_label, build_title, queued_spec
 from .guard import guarded
 from .messages import BuildEvents
 
 
-class BuildFeed(MessagePump):
-    def _add_view(self, job: int, model: str, given) -> BuildView:
+class BuildFeed(ActionHost):
+    def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
         """`given`: what was queued (`BuildSpec.summary`), shown until the build's queued state says."""
         path = Path(given.model)
         view = self.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
@@ -46,20 +56,19 @@ class BuildFeed(MessagePump):
         view.last_event_at = self.clock()
         new_phases, touched, new_logs, state_changed = [], set(), [], False
         for event in message.events:
-            kind = type(event)
             view.apply(event)
-            if kind is Step or kind is PhaseFinish:
+            if type(event) is Step or type(event) is PhaseFinish:
                 touched.add(event.phase)
-            elif kind is PhaseStart:
+            elif type(event) is PhaseStart:
                 new_phases.append(event.phase)
-            elif kind is Log:
+            elif type(event) is Log:
                 view.logs.append(event)
                 new_logs.append(event)
-            elif kind is Vitals:
+            elif type(event) is Vitals:
                 self._vitals(view, event)
-            elif kind is StackDump:
+            elif type(event) is StackDump:
                 self.notify(f"#{view.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
-            elif kind is StateChanged:
+            elif type(event) is StateChanged:
                 if view.watched and event.state is State.SKIPPED:  # an up-to-date touch: no row for it
                     self._drop(view)
                     return

@@ -97,7 +97,7 @@ def _build_models(args, settings, executor) -> int:
     builds = [renderer.build(job.id) for job in jobs]  # as their events said
     states = [build.state for build in builds]
     for build in builds:
-        if build.state is State.FAILED and not args.json:
+        if build.state is State.FAILED and build.error is not None and not args.json:
             print(f"trt-tui: {escaped(build.error)}", file=sys.stderr)
     cancelled = [build.model for build in builds if build.state is State.CANCELLED]
     if not args.json:

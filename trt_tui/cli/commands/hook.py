@@ -20,7 +20,7 @@ from ..errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 PTH_NAME = "trt-tui-hook.pth"
 MARKER = "# trt-tui hook: written by `trt-tui hook install`, removed by `trt-tui hook remove`"
-ENV_HOOK = Path(__file__).resolve().parents[2] / "core" / "inject" / "env_hook.py"
+ENV_HOOK = Path(__file__).resolve().parents[2] / "run" / "env_hook.py"
 HELP = "install or remove the hook that shows every Python build of this environment in the app"
 
 

@@ -54,11 +54,11 @@ class BuildTracker:
             self.last_callback = event.t
             if kind is PhaseFinish and phase is not None:
                 self._finish_order.append(phase.id)
-        elif kind is StateChanged:
+        elif type(event) is StateChanged:
             self._state(event)
-        elif kind is Vitals:
+        elif type(event) is Vitals:
             self.last_vitals = event
-        elif kind is StackDump:
+        elif type(event) is StackDump:
             self.stack = event
         return phase
 

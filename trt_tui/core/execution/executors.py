@@ -204,7 +204,7 @@ class ProcessExecutor(TransportExecutor):
                 error = f"{job.spec.model}: cannot start a build process: {' '.join(str(exc).split())}"
                 return _finish(job, 0.0, Outcome(State.FAILED, error=error))
             limit = self.memory_limit  # the process is put under it before it sees its build
-            held = limit.confine(spare.process.pid, str(job.id)) if limit is not None else None
+            held = limit.confine(spare.pid, str(job.id)) if limit is not None else None
             try:
                 if pin := self.pin_env(job):  # its GPU (`gpu_slots`), before CUDA starts there
                     spare.control.send(("env", pin))
@@ -218,7 +218,7 @@ class ProcessExecutor(TransportExecutor):
         if spare is None:
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{job.spec.model}: cannot start a build process"))
         spawned = time.monotonic()
-        process, events, control, pid = spare.process, spare.events, spare.control, spare.process.pid
+        process, events, control, pid = spare.process, spare.events, spare.control, spare.pid
         running.attach(process)
         watch = watch_build(job.id, pid, job.sink, self.vitals, own_process=True, t0=spawned,
                             held=own_memory.HeldBack(pid) if spare.reserved else None)

@@ -67,10 +67,9 @@ class BuildJob:
     def sink(self, event: Event) -> None:
         """Where the build's callbacks put events. The state is tracked here, at the source, so
         `state` is right even before any consumer has drained the buffer."""
-        kind = type(event)
-        if kind is Vitals:
+        if type(event) is Vitals:
             self.last_peak = event.peak_rss_bytes or self.last_peak
-        elif kind is StateChanged:
+        elif type(event) is StateChanged:
             self.state = event.state
             if event.state.final:
                 if self.reported_end is None:

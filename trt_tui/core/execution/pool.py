@@ -42,9 +42,15 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from . import child
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 REMEMBER = 3  # builds whose heap the next spare's reserve covers
 RESERVE_CAP = 2 << 30  # bytes: the most a spare holds in reserve
@@ -63,10 +69,17 @@ def _cores() -> int:
 class Spare:
     """A started build process and the parent's ends of its two pipes."""
 
-    process: object  # multiprocessing's Process
-    events: object  # read end: the child's messages
-    control: object  # write end: the job, then "cancel"
+    process: BaseProcess
+    events: Connection  # read end: the child's messages
+    control: Connection  # write end: the job, then "cancel"
     reserved: int = 0  # bytes of heap it was asked to fault in before its job
+
+    @property
+    def pid(self) -> int:
+        """A spare is a started process (`start_process`): it has a pid."""
+        pid = self.process.pid
+        assert pid is not None, "a spare is started before it is made"
+        return pid
 
     def alive(self) -> bool:
         return self.process.exitcode is None
@@ -93,6 +106,8 @@ def start_process(context, reserve: int = 0) -> Spare:
         context = multiprocessing.get_context("fork")
     events, events_out = context.Pipe(duplex=False)
     control_in, control = context.Pipe(duplex=False)
+    target: Callable[..., None]
+    args: tuple[Any, ...]
     if forked:  # the child closes what this process has open now, but for its own pipe ends
         target, args = child.serve_forked, (events_out, control_in, reserve, _open_fds())
     else:
@@ -247,7 +262,7 @@ class WarmPool:
     def spare_pids(self) -> list[int]:
         """The waiting spares' pids, the next to be taken first (for tests and diagnostics)."""
         with self._state.lock:
-            return [spare.process.pid for spare in self._state.spares]
+            return [spare.pid for spare in self._state.spares]
 
     def spare_pid(self) -> int | None:
         """The next spare's pid, if one is started."""
@@ -348,7 +363,7 @@ def _main_hidden():
         yield
         return
     with _main_lock:
-        saved = {name: main.__dict__[name] for name in ("__spec__", "__file__") if name in main.__dict__}
+        saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__spec__", "__file__") if name in main.__dict__}
         main.__dict__.pop("__file__", None)
         main.__spec__ = None
         try:

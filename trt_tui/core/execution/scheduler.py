@@ -115,7 +115,7 @@ class Scheduler:
         that it knows what the events it gets next are of."""
         with self._lock:
             for job in self.jobs.values():
-                if job.announced and not job.delivered.is_set():
+                if job.announced and job.summary is not None and not job.delivered.is_set():
                     try:
                         subscriber(job.id, [job.summary])
                     except Exception:
@@ -342,14 +342,15 @@ class Scheduler:
 
     def _run_job(self, job: BuildJob) -> None:
         try:
-            decision = self.cache.decide(job.spec) if self.cache is not None else None
+            cache = self.cache
+            decision = cache.decide(job.spec) if cache is not None else None
             outcome = decision.skip if decision is not None else None
             if decision is not None:
                 job.fingerprint = decision.fingerprint
             if outcome is None:
                 job.reason = decision.reason if decision is not None else None
                 # A build that happens anyway does not wait for the model to be hashed
-                taking = self.cache.beside(job.spec) if decision is not None and decision.deferred else None
+                taking = cache.beside(job.spec) if cache is not None and decision is not None and decision.deferred else None
                 try:
                     outcome = self.executor.run(job)
                 finally:
@@ -357,12 +358,14 @@ class Scheduler:
                         cancelled = outcome is None or outcome.state is State.CANCELLED
                         job.fingerprint = taking.result(wait=not cancelled)
                 fingerprint = job.fingerprint
-                if outcome.state is State.SUCCEEDED and outcome.engine_bytes:
+                # a fingerprint or a hashing under way means a cache looked
+                if cache is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
                     if fingerprint is not None:
-                        self.cache.record(job.spec, fingerprint, outcome)
+                        cache.record(job.spec, fingerprint, outcome)
                     elif taking is not None and taking.changed:
-                        self.cache.record_changed(job.spec, outcome)
+                        cache.record_changed(job.spec, outcome)
             else:
+                assert decision is not None  # only a cache's decision skips a build
                 built_by = decision.fingerprint  # the engine kept: the backend that built it
                 backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,

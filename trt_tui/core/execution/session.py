@@ -7,17 +7,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..build.memory_limit import MemoryLimit, sweep
 from ..cache.engine_cache import EngineCache
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
 from .executor import Executor
-from .executors import DEFAULT_CANCEL_GRACE, make_executor
+from .executors import DEFAULT_CANCEL_GRACE, ProcessExecutor, make_executor
 from .gpu_slots import GpuSlots
 from .memory_guard import MemoryGuard
 from .scheduler import Scheduler
 from .scheduler_protocol import BuildScheduler
+
+if TYPE_CHECKING:
+    from ..history.records import History
 
 
 class BuildRecords(Protocol):
@@ -31,7 +34,7 @@ class BuildRecords(Protocol):
 @dataclass
 class Session:
     scheduler: BuildScheduler  # a `Scheduler`, or a served tab's client of the server's
-    history: object | None = None
+    history: History | None = None
     recorder: BuildRecords | None = None
     # (close, required): a required output (the trace the user asked for) that cannot be written is an
     # error the exit code reports; the history is a convenience, and its failures are only printed.
@@ -78,7 +81,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     # given one each but not pinned, and their logs say so; the process executor pins each process.
     local = executor_obj.name in ("thread", "process")
     slots = GpuSlots(gpus, pins=executor_obj.name == "process") if local else None
-    if slots is not None and slots.pins:
+    if slots is not None and slots.pins and isinstance(executor_obj, ProcessExecutor):  # pins: a process one
         executor_obj.pin_env = slots.pin_env
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
                           **({} if pump_interval is None else {"pump_interval": pump_interval}))
@@ -90,15 +93,15 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             from ..history.recorder import HistoryRecorder
             from ..history.records import History, history_path
 
-            session.history = History(history_path(history))
-            recorder = session.recorder = HistoryRecorder(session.history)
-            guard.history = session.history  # forecasts come from the builds it measured
+            records = session.history = History(history_path(history))
+            recorder = session.recorder = HistoryRecorder(records)
+            guard.history = records  # forecasts come from the builds it measured
             scheduler.subscribe(recorder)
-            session.closers += [(recorder.close, False), (session.history.close, False)]
+            session.closers += [(recorder.close, False), (records.close, False)]
             from .pool import REMEMBER
 
             # the process executor's spare reserves what recent builds needed (others ignore it)
-            executor_obj.seed_reserve(session.history.recent_heaps(REMEMBER))
+            executor_obj.seed_reserve(records.recent_heaps(REMEMBER))
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
             print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
     if trace:

@@ -13,6 +13,7 @@ builds of an older version, and says so.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -27,9 +28,12 @@ class RecordedBuild(Protocol):
     """A history record, as far as the estimates read one (the history imports this module, so it
     is described here rather than imported)."""
 
-    phases: dict[str, float]
-    started: float
-    model_hash: str | None
+    @property
+    def phases(self) -> dict[str, float]: ...
+    @property
+    def started(self) -> float: ...
+    @property
+    def model_hash(self) -> str | None: ...
 
 
 class SuccessfulBuilds(Protocol):
@@ -41,7 +45,7 @@ class SuccessfulBuilds(Protocol):
 LOOK_BACK = 50
 
 
-def median_phases(records: list[RecordedBuild]) -> dict[str, float] | None:
+def median_phases(records: Sequence[RecordedBuild]) -> dict[str, float] | None:
     """Median seconds per phase path over `records` (a phase missing from some of them: the median of
     those it appears in); None without records."""
     import statistics  # here, not at the top: only the app asks, and `trt-tui build` would pay for it

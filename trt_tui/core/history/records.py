@@ -208,7 +208,7 @@ class History:
         deadline = time.monotonic() + OPEN_TIMEOUT
         while True:
             try:
-                self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+                self._conn().execute("PRAGMA journal_mode = WAL").fetchone()
                 return
             except sqlite3.OperationalError as exc:
                 if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
@@ -220,7 +220,7 @@ class History:
         self._add_missing_columns()
 
     def _add_missing_columns(self) -> None:
-        db = self._db
+        db = self._conn()
         have = {row[1] for row in db.execute("PRAGMA table_info(builds)")}
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if all(name in have for name in _ADDED_COLUMNS) and all(name in tables for name in _ADDED_TABLES):
@@ -239,7 +239,7 @@ class History:
             raise
 
     def _migrate_versions(self) -> None:
-        db = self._db
+        db = self._conn()
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version >= SCHEMA_VERSION:
             return  # current, or written by a newer trt-tui (whose migrations only ever add)
@@ -298,14 +298,17 @@ class History:
             cursor = db.execute(
                 f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
             )
-            return cursor.lastrowid
+            rowid = cursor.lastrowid
+            assert rowid is not None  # an INSERT that returned inserted a row
+            return rowid
 
     def _with_digests(self, db: sqlite3.Connection, records: list[BuildRecord]) -> list[BuildRecord]:
         """Put each fingerprint's model digests back from `model_digests` (one query per model hash)."""
         found: dict[str, dict] = {}
         out = []
         for rec in records:
-            model = (rec.fingerprint or {}).get("model")
+            fingerprint = rec.fingerprint or {}
+            model = fingerprint.get("model")
             if not isinstance(model, dict) or set(model) != {"hash"}:
                 out.append(rec)
                 continue
@@ -313,7 +316,7 @@ class History:
             if h not in found:
                 row = db.execute("SELECT model FROM model_digests WHERE hash = ?", (h,)).fetchone()
                 found[h] = _loads(row[0]) if row is not None else model
-            out.append(replace(rec, fingerprint={**rec.fingerprint, "model": found[h]}))
+            out.append(replace(rec, fingerprint={**fingerprint, "model": found[h]}))
         return out
 
     def _model_clause(self, db: sqlite3.Connection, model: str | Path) -> tuple[str, tuple]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..build.driver import BuildSpec
-from ..execution.job import BuildJob
 from ..execution.scheduler import AlreadyBuilding, BuildScheduler
+from ..execution.scheduler_protocol import JobView
 from .modelinfo import ModelInfoError, read_model_info
 
 
@@ -180,7 +180,7 @@ class RebuildController:
     a changed model is cancelled (forced) and restarted on the new file, removed models are dropped."""
 
     def __init__(self, scheduler: BuildScheduler, make_spec: Callable[[Path], BuildSpec],
-                 on_submit: Callable[[Path, BuildJob, ModelChange], None] | None = None,
+                 on_submit: Callable[[Path, JobView, ModelChange], None] | None = None,
                  on_refused: Callable[[Path, str], None] | None = None) -> None:
         """`on_refused(model, why)`: the scheduler would not take a change's build (its engine is
         being built by a build this controller did not start); the other changes go on."""
@@ -188,10 +188,10 @@ class RebuildController:
         self.make_spec = make_spec
         self.on_submit = on_submit
         self.on_refused = on_refused
-        self.latest: dict[Path, BuildJob] = {}  # model -> its newest job
+        self.latest: dict[Path, JobView] = {}  # model -> its newest job
         self.lock = threading.Lock()
 
-    def track(self, model: Path, job: BuildJob) -> None:
+    def track(self, model: Path, job: JobView) -> None:
         """`job` is now `model`'s newest build (one started by hand): a change cancels it too."""
         with self.lock:
             self.latest[model] = job

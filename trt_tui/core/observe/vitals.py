@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..build.events import Event, PhaseFinish, PhaseStart, StackDump, StateChanged, Step, Vitals
-from .gpu_activity import gpu_activity
+from .gpu_activity import GpuActivity, gpu_activity
 
 WORKING, STALLED, STOPPED = "working", "stalled", "stopped"
 DEFAULT_INTERVAL = 1.0  # seconds between samples
@@ -270,7 +270,7 @@ class VitalsWatch:
         self._lock = threading.Lock()  # one sample at a time (the thread's and the final one)
         self._stop = threading.Event()
         self._probe: ProcessProbe | None = None
-        self._gpu = None  # the process's `GpuActivity`, once the first reading asked NVML
+        self._gpu: GpuActivity | None = None  # the process's `GpuActivity`, once the first reading asked NVML
         self._thread: threading.Thread | None = None
         self._finished = False
 
@@ -280,7 +280,7 @@ class VitalsWatch:
         kind = type(event)
         if kind in _CALLBACKS:
             self.last_callback = event.t
-        elif kind is StateChanged and event.state.final and not self._finished:
+        elif type(event) is StateChanged and event.state.final and not self._finished:
             self._finished = True
             self._stop.set()
             # The last reading, dated at the end it reports so it does not come after it: its peak is

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ...core.build.events import StateChanged
+from ...core.execution.scheduler_protocol import JobView
 from ..relays import ObservedSpec
 from ..reporter import Reporter
 from .client import new_reporter
@@ -37,8 +38,9 @@ class _CancelFromApp:
 class Publisher:
     """Subscribe it to a scheduler (`scheduler.subscribe(publisher)`); it never raises."""
 
-    def __init__(self, scheduler, program: str, include: Callable[[object], bool] = lambda job: True,
-                 pid_of: Callable[[object], int] = lambda job: os.getpid(), sampled: bool = True) -> None:
+    def __init__(self, scheduler, program: str, include: Callable[[JobView], bool] = lambda job: True,
+                 pid_of: Callable[[JobView], int] = lambda job: os.getpid(), sampled: bool = True) -> None:
+        """`pid_of(job)`: the process that builds `job`, asked only of the jobs `include` takes."""
         self.scheduler = scheduler
         self.program = program
         self.include = include
@@ -113,4 +115,10 @@ def run_publisher(run) -> Publisher:
     """For `trt-tui run`: the builds of its program (not the program itself), each with the process
     that builds it; sampled where the run samples them."""
     return Publisher(run.scheduler, run.name, include=lambda job: isinstance(job.spec, ObservedSpec),
-                     pid_of=lambda job: job.spec.pid, sampled=run.relays.vitals is not None)
+                     pid_of=_observed_pid, sampled=run.relays.vitals is not None)
+
+
+def _observed_pid(job: JobView) -> int:
+    spec = job.spec
+    assert isinstance(spec, ObservedSpec)  # the only builds `run_publisher` includes
+    return spec.pid

@@ -122,7 +122,9 @@ class _Following:
             pass
 
     def _relay(self, job) -> Outcome:
-        return self.relays.follow(job)
+        relays = self.relays
+        assert relays is not None  # made with this, before they submit anything
+        return relays.follow(job)
 
 
 def shown_name(name: str, program: str) -> str:
