@@ -50,7 +50,7 @@ def _imported_by_trt_tui() -> bool:
     return False
 
 
-class _PatchingLoader:
+class _HookedLoader:
     """The real loader, plus trt-tui's patches once the module has run, if an app listens."""
 
     def __init__(self, loader) -> None:
@@ -84,7 +84,7 @@ class TensorRTFinder:
             spec = finder.find_spec(name, path, target)
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _PatchingLoader(spec.loader)
+                    spec.loader = _HookedLoader(spec.loader)
                 return spec
         return None
 
