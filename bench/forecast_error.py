@@ -79,8 +79,8 @@ def main() -> None:
     def record(job, events) -> None:
         for event in events:
             if type(event) is StateChanged and event.state.final:
-                peaks[job.id] = event.peak_rss_bytes
-                errors[job.id] = event.error
+                peaks[job] = event.peak_rss_bytes
+                errors[job] = event.error
 
     session.scheduler.subscribe(record)
     rows = []

@@ -187,7 +187,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
             out[name] = final_at[job] - t
             state = app.views[job].state
             if state.value != "succeeded":
-                raise RuntimeError(f"app build of {name}: {state} {app.views[job].job.outcome}")
+                raise RuntimeError(f"app build of {name}: {state} {app.views[job].error}")
             await pilot.pause(0.05)
     return out
 

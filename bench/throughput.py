@@ -124,7 +124,9 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
         current = synthetic
 
         def run(self, job):
-            return self.current.run(job)
+            outcome = self.current.run(job)
+            details[job.id] = outcome.detail  # harness: the outcome as the executor returned it
+            return outcome
 
         def force_cancel(self, job):
             return self.current.force_cancel(job)
@@ -132,6 +134,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
         def close(self):
             process.close()
 
+    details: dict = {}
     switch = Switch()
     app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(jobs=1, cache=False, history=str(history))), executor=switch)
     probe.app = app
@@ -149,7 +152,7 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
                 with patched_child(process, threads, duration, rate):
                     await pilot.press("enter")
                     job = next(iter(set(app.views) - before))
-                    while app.views[job].job.state.value in ("queued", "parsing"):
+                    while app.views[job].state.value in ("queued", "parsing"):
                         await asyncio.sleep(0.01)  # the child has read its parameters
             job = next(iter(set(app.views) - before))
             while not app.views[job].state.final:
@@ -159,8 +162,8 @@ async def _app_session(directory: Path, history: Path, plan: list[tuple[str, int
             if kind == "app_thread":
                 record = synthetic.records[job]
             else:
-                assert view.job.outcome.detail, view.job.outcome
-                record = json.loads(view.job.outcome.detail)
+                assert details.get(job), (view.state, view.detail)
+                record = json.loads(details[job])
             entry = {"config": kind, "threads": threads, "paced": rate,
                      "callbacks_per_s": record["callbacks"] / record["wall"], "callbacks": record["callbacks"],
                      "wall": record["wall"]}

@@ -3,7 +3,7 @@ engine is built) and one `SessionSettings` (how the builds run). Each option is 
 as the command line is read: the builds and the app take the values as given.
 
 TensorRT itself is imported here only for --compute-capability (the targets' names are the installed
-version's): the builds import it in their own processes, and this process's import (~0.1 s of CPU)
+version's): the builds import it in their own processes, and this process's import
 would compete with them.
 """
 

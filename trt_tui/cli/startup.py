@@ -1,15 +1,15 @@
 """What keeps `trt-tui` quick to start and to end, in one place, each with its reason.
 
 - Help sizing: argparse makes a help formatter for every option it is given (to check its metavar),
-  and the stock one imports `shutil` (and with it bz2 and lzma, ~3-5 ms) to ask the terminal's width:
+  and the stock one imports `shutil` (and with it bz2 and lzma) to ask the terminal's width:
   every `trt-tui build` paid that before its build began, help or not. `HelpFormatter` sizes help as
   argparse does without it.
 - One subparser: `trt-tui SUBCOMMAND` builds that subcommand's parser alone (`only_command`); the
-  other six (four of them with every build option) took ~3-8 ms of every start.
+  other six (four of them with every build option) were built at every start.
 - Fast exit: after `trt-tui build`, `finish` ends the process without the interpreter's teardown
   (`os._exit`, once stdout and stderr are flushed). Freeing every module and object, the atexit
   handlers of libraries that have nothing left to do, and, with the thread executor, TensorRT's own
-  destructors took 15-40 ms of every build's wall time, where the operating system frees the same
+  destructors added to every build's wall time, where the operating system frees the same
   memory at once. A command says it may (`may_exit_at_once`) only once everything it wrote is closed
   (engines, history, trace; its build processes reaped, its spares stopped); other commands, and
   `main` called from Python, exit as usual.

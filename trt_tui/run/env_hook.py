@@ -54,7 +54,7 @@ def _imported_by_trt_tui() -> bool:
     return False
 
 
-class _PatchingLoader:
+class _HookedLoader:
     """The real loader, plus trt-tui's patches once the module has run, if an app listens."""
 
     def __init__(self, loader) -> None:
@@ -90,7 +90,7 @@ class TensorRTFinder:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                     # typeshed asks for an `importlib.abc.Loader`; the import system needs only the methods
                     # (importing `importlib.abc` here would cost every interpreter start)
-                    spec.loader = _PatchingLoader(spec.loader)  # type: ignore[assignment]
+                    spec.loader = _HookedLoader(spec.loader)  # type: ignore[assignment]
                 return spec
         return None
 

@@ -10,18 +10,18 @@ from typing import NamedTuple
 from . import app, build, bundle, history, hook, run, samples, serve, watch
 
 
-class Command(NamedTuple):
+class Subcommand(NamedTuple):
     help: str
     options: Callable  # adds the command's options to its parser
     handler: Callable  # runs it: args -> exit code
 
 
-def _command(module) -> Command:
-    return Command(module.HELP, module.options, module.run)
+def _command(module) -> Subcommand:
+    return Subcommand(module.HELP, module.options, module.run)
 
 
-# name -> Command, in the order `trt-tui -h` names them
-COMMANDS: dict[str, Command] = {
+# name -> Subcommand, in the order `trt-tui -h` names them
+COMMANDS: dict[str, Subcommand] = {
     "build": _command(build),
     "watch": _command(watch),
     "history": _command(history),

@@ -12,8 +12,8 @@ from ..options import add_build_options
 HELP = "build engines headless"
 
 # How often `trt-tui build` and `watch` hand the builds' events to their renderer: what a terminal shows
-# at most (`headless.TtyRenderer` draws 10 times a second). The app's 25 ms is for its latency; here each
-# wake-up only costs the GIL that a build on a thread (`--executor thread`) shares: ~15 ms of a 2.5 s build.
+# at most (`headless.TtyRenderer` draws 10 times a second). The app's shorter interval is for its latency; here
+# each wake-up only costs the GIL that a build on a thread (`--executor thread`) shares (BENCHMARKS.md).
 HEADLESS_PUMP = 0.1
 
 

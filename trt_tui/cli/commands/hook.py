@@ -37,8 +37,8 @@ def pth_path() -> Path:
 
 def pth_text(env_hook: Path = ENV_HOOK) -> str:
     """The hook's file: the marker, then one line that runs `env_hook` if it is still there (trt-tui
-    uninstalled: nothing), from its cached bytecode (`get_code`; compiling it would cost ~1 ms a
-    start). Not imported: that would import the `trt_tui` package first, several times dearer."""
+    uninstalled: nothing), from its cached bytecode (`get_code`; compiling it would cost more at
+    every start). Not imported: that would import the `trt_tui` package first, several times dearer."""
     path = repr(str(env_hook))
     code = (f"import importlib.machinery as m, os; p = {path}; os.path.isfile(p) and "
             "exec(m.SourceFileLoader('trt_tui_env_hook', p).get_code('trt_tui_env_hook'), "

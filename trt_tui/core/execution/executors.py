@@ -133,7 +133,7 @@ class ProcessExecutor(TransportExecutor):
         self.memory_limit = memory_limit
         spare_memory = 0 if memory_limit is not None else spare_memory
         self.vitals = vitals  # how this process samples each child; None: not at all
-        import multiprocessing  # here: a thread executor's `trt-tui build` need not import it (~12 ms)
+        import multiprocessing  # here: a thread executor's `trt-tui build` need not import it
 
         self._context = multiprocessing.get_context("spawn")
         self._pool = WarmPool(self._context, warm, RESERVE_CAP if spare_memory is None else spare_memory,
@@ -241,8 +241,8 @@ class ProcessExecutor(TransportExecutor):
                     follower.held, follower.held_peak = held, held.peak()
             else:
                 # The child has said everything and been released: it exits on its own, and its exit
-                # (the kernel freeing the build's memory: 9 ms after an MNIST build on the H100 host,
-                # 20-30 ms after a 2 s build on 2 cores) need not delay the build's final state.
+                # (the kernel freeing the build's memory, longer the larger the build) need not delay
+                # the build's final state.
                 self._reap_later(process, events, control, held)
         idle = self.running_count() <= 1  # this build's own entry goes when `run` returns
         self._pool.learn(follower.heap_bytes, idle)
@@ -366,10 +366,9 @@ def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
 def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
                   ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                   spare_memory: int | None = None, jobs: int = 1, memory_limit: MemoryLimit | None = None) -> Executor:
-    """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs ~0.1 s
-    per build and buys a forced cancel in ~15 ms instead of up to a whole TensorRT step (13 s on the
-    DenseNet sample), crash isolation, and a parent that stays ~20 MB instead of holding every
-    build's TensorRT memory. `jobs`: how many builds may run at once; the process executor keeps
+    """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs a little
+    per build and buys a forced cancel at once instead of after a whole TensorRT step, crash
+    isolation, and a parent that stays small instead of holding every build's TensorRT memory. `jobs`: how many builds may run at once; the process executor keeps
     as many spare build processes waiting (at most `pool.MAX_SPARES`). `memory_limit`: each build
     process is put under it; only the process executor has a process of the build's own to limit."""
     name = name or DEFAULT_EXECUTOR

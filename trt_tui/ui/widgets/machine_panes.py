@@ -41,7 +41,7 @@ class MachinePanes(Horizontal):
         yield HostPanel(id="host")
 
     def on_mount(self) -> None:
-        # After the first frame: the first reading imports NVML and psutil (~30 ms).
+        # After the first frame: the first reading imports NVML and psutil.
         self.call_after_refresh(self._sample)
 
     @work(thread=True, exclusive=True, group="gpu", name="gpu-sampler", exit_on_error=False)
