@@ -60,7 +60,7 @@ class QueueActions(ActionHost):
 
     def action_build_all(self) -> None:
         """Every model the filter shows, as one batch whose progress the builds list's title shows."""
-        self.batch = [job.id for job in map(self.submit, self.picker.visible_paths()) if job is not None]
+        self.batch = [job for job in map(self.submit, self.picker.visible_paths()) if job is not None]
         self.show_builds_title()
 
     def action_pause_queue(self) -> None:

@@ -111,9 +111,11 @@ class BuildJob:
             name = reported.backend  # a skip names the backend that built the engine kept
         final = StateChanged(
             self.id, t, self.state,
-            error=reported.error if reported is not None else outcome.error,
-            detail=reported.detail if reported is not None else outcome.detail,
-            engine_bytes=reported.engine_bytes if reported is not None else outcome.engine_bytes,
+            # What the build said of its end, else what its executor returned: a build may report
+            # its end before the outcome's detail is known (the child's record, a skip's reason).
+            error=(reported.error if reported is not None else None) or outcome.error,
+            detail=(reported.detail if reported is not None else None) or outcome.detail,
+            engine_bytes=(reported.engine_bytes if reported is not None else None) or outcome.engine_bytes,
             reason=None if self._said_start else (reported.reason if reported is not None and reported.reason
                                                    else self.reason),
             peak_rss_bytes=(reported.peak_rss_bytes if reported is not None else None) or self.last_peak,
