@@ -11,7 +11,7 @@ lacking the method. So a front end never reaches past the scheduler into what ru
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..build.driver import BuildSpec
@@ -31,8 +31,8 @@ class JobView(Protocol):
     def final(self) -> bool: ...
 
 
-# Called with the scheduler's own JobView (a `BuildJob`, a `RemoteJob`) and a batch of its events.
-Subscriber = Callable[[Any, "list[Event]"], None]
+# Called with a build's id and a batch of its events (the events say all a consumer needs of the build).
+Subscriber = Callable[[int, "list[Event]"], None]
 
 
 class BuildScheduler(Protocol):
