@@ -49,7 +49,7 @@ def run(args) -> int:
     active_at_signal: list[str] = []
 
     def stop(name: str) -> None:
-        active_at_signal.extend(str(job.spec.model) for job in scheduler.active())
+        active_at_signal.extend(str(renderer.build(job.id).model) for job in scheduler.active())  # as their events say
 
     with Stopper(stop, lambda: abandon(scheduler)) as stopper:
         try:
