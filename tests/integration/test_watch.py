@@ -269,6 +269,27 @@ def test_headless_watch_builds_then_rebuilds_on_change(tmp_path, mnist_bytes):
     assert "Traceback" not in proc.stderr.read()
 
 
+def test_ctrl_c_to_watch_names_the_build_it_cancelled(tmp_path, sample_dir):
+    """Ctrl-C while `trt-tui watch` builds: the build is cancelled, named in one line, exit 130."""
+    shutil.copy(sample_dir / "densenet.onnx", tmp_path / "slow.onnx")  # long enough to be interrupted
+    env = dict(os.environ, TRT_TUI_HISTORY=str(tmp_path / "h.sqlite3"), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "watch", str(tmp_path), "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("event") == "phase_start":  # under way
+                break
+        proc.send_signal(2)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert f"trt-tui: stopped by SIGINT: cancelled {tmp_path / 'slow.onnx'}" in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "slow.engine").exists()
+
+
 async def test_app_w_key_watches_new_and_changed_models(tmp_path, mnist_bytes, monkeypatch):
     """`w` in the app: a new ONNX file appears in the picker and builds; a deleted one disappears."""
     from trt_tui.core.execution.session_settings import SessionSettings
