@@ -527,6 +527,7 @@ def test_killed_server_leaves_no_tab_and_the_next_removes_its_socket_directory(l
             os.kill(served.proc.pid, signal.SIGKILL)  # the server alone, as `kill -9 PID` does
             assert served.proc.wait(30) == -signal.SIGKILL
 
+    next_one = None
     try:
         asyncio.run(open_two_tabs())
         gone, alive = psutil.wait_procs(tabs, timeout=30)
@@ -542,6 +543,8 @@ def test_killed_server_leaves_no_tab_and_the_next_removes_its_socket_directory(l
             if tab.is_running():
                 tab.kill()
         served.stop_if_running()
+        if next_one is not None:  # a failed check above must not leave the next server running
+            next_one.stop_if_running()
 
 
 def test_sighup_stops_the_server_as_ctrl_c_does(long_dir):
