@@ -108,11 +108,9 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self._due_vitals: set[int] = set()  # builds with a reading not yet shown
         self.quitting = False
         self.notifier = Notifier(self, self.mode.notify_after(config.notify_after))
-        self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
-        self.handler_errors: deque[str] = deque(maxlen=50)
+        self.handler_error_count, self.handler_errors = 0, deque[str](maxlen=50)  # what `guarded` caught
         self._notified_errors: set[tuple[str, str]] = set()
-        self._session_closed = False
-        self._session_lock = threading.Lock()
+        self._session_closed, self._session_lock = False, threading.Lock()  # the session closes once
         self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
