@@ -5,8 +5,9 @@ command line's settings before the app. It renders only what the core reports. B
 scheduler's threads (or child processes); the scheduler's pump thread posts `BuildEvents` batches
 (`build_feed` folds them into the panes), the machine panes sample what they show, the
 picker reads its models' info itself. Widgets change only in message handlers and timers, on the UI
-thread. `MainScreen` lays the panes out and holds the build actions; the app keeps what works over any
-screen (help, quit, the theme, the session); `commands` holds every key. A worker that fails is one line on the screen, and `q` always exits.
+thread. `MainScreen` lays the panes out and holds the build actions; the app keeps what works over
+any screen (help, quit, the theme, the session); `commands` holds every key. A worker that fails is
+one line on the screen, and `q` always exits.
 """
 
 from __future__ import annotations
@@ -241,7 +242,8 @@ class TrtTuiApp(BuildFeed, App[int]):
         return not (isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(c for c in self.commands if self.main_screen.check_action(c.action, ()) is not False))
+        offered = self.main_screen.check_action  # the build actions are the main screen's
+        self.push_screen(HelpScreen(c for c in self.commands if offered(c.action, ()) is not False))
 
     async def action_quit(self) -> None:
         """Cancel what runs, wait for every build to stop (forcing where the executor can), exit."""

@@ -2,8 +2,8 @@
 builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
 its report bundle (`b`), and the history of a model (`h`).
 
-A mixin of the app: it acts on `self.host.builds`, `self.host.views`, `self.host.selected` and `self.host.session`, as
-the app's other actions do. The menu offers commands of the command table, so one that another part
+A mixin of `MainScreen`: it acts on the app's `builds`, `views`, `selected` and `session` (`host`), as
+the screen's other actions do. The menu offers commands of the command table, so one that another part
 of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it is in the table.
 """
 
@@ -188,7 +188,7 @@ class BuildListActions(QueueActions):
 
 
 class BuildControls(BuildListActions):
-    """Every action of this module and of `queue_control`, for the app to mix in."""
+    """Every action of this module and of `queue_control`, for the main screen to mix in."""
 
     def queue_action_refused(self, action: str) -> bool:
         """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders

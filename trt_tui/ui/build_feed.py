@@ -4,7 +4,8 @@ build are told what changed. A build the app did not start (a served tab's, a pr
 `trt-tui run`) joins the list with its first events.
 
 A mixin of `TrtTuiApp`, on the UI thread only; its own module so that the event handling can change
-without touching the app.
+without touching the app. Where a new build goes in the list is the main screen's say (`_place_new`);
+a change on disk that rebuilds a model (`_rebuilding`) adds its view here as any other build's.
 """
 
 from __future__ import annotations

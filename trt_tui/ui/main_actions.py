@@ -1,9 +1,9 @@
-"""What the app's keys and panes do to builds and models: the selection (the highlighted build is the
-one the phases, log and vitals show; the highlighted model's details), build, cancel, rebuild, watch,
-the log's level, diff, stacks, filter, follow, help. Each action is a key and a palette command (`commands`); what the
-app may not do in its mode (`modes`) it says, in one line.
+"""What the main screen's keys and panes do to builds and models: the selection (the highlighted build
+is the one the phases, log and vitals show; the highlighted model's details), build, cancel, rebuild,
+watch, the log's level, diff, stacks, filter, follow. Each action is a key and a palette command
+(`commands`); what the app may not do in its mode (`modes`) it says, in one line.
 
-A mixin of `TrtTuiApp`.
+A mixin of `MainScreen`: it acts on the app's state (`host`).
 """
 
 from __future__ import annotations
@@ -130,14 +130,16 @@ class MainActions(MainScreenHost):
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self._why_no_rebuild() is not None:
             return self.action_rebuild()
-        model = str(self.host.views[self.host.selected].model) if self.host.selected is not None else self.host.picker.highlighted_path()
+        selected = self.host.selected
+        model = str(self.host.views[selected].model) if selected is not None else self.host.picker.highlighted_path()
         if model is not None:
             force_rebuild(self.host, model)
 
     def _why_no_rebuild(self) -> str | None:
         """Why `r` or `f` cannot build the selected build again: a run's builds are its program's, as
         are the builds of other programs the app collects (`collector_feed`)."""
-        return self.host.mode.why_no_rebuild(self.host.selected) or collector_feed.why_no_rebuild(self.host.collector, self.host.selected)
+        selected = self.host.selected
+        return self.host.mode.why_no_rebuild(selected) or collector_feed.why_no_rebuild(self.host.collector, selected)
 
     def action_toggle_watch(self) -> None:
         if self.host.watcher is not None:

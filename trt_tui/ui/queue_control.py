@@ -2,8 +2,8 @@
 title, which says how the queue stands: paused, the limit, the order, what is hidden, and the
 progress of "build all" with its ETA.
 
-A mixin of the app: it acts on `self.host.scheduler`, `self.host.builds` and `self.host.views`, as the app's other
-actions do.
+A mixin of `MainScreen`: it acts on the app's `scheduler`, `builds` and `views` (`host`), as the
+screen's other actions do.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The app's commands on what the screen shows: the log pane's (follow, search, next warning or
-error, wrap, save) and the zoom. A mixin of `TrtTuiApp`, so that each is the app's `action_<name>`
-as the command table wants, without growing the app's module.
+error, wrap, save) and the zoom. A mixin of `MainScreen`, so that each is the screen's `action_<name>`
+as the command table wants, without growing the screen's module.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .widgets.log_prompt import LogPrompt
 
 
 class ViewActions(MainScreenHost):
-    """Needs the app's `log_pane`, `views`, `selected` and `notify`."""
+    """Needs the app's `log_pane`, `views` and `selected` (`host`)."""
 
     @property
     def log_prompt(self) -> LogPrompt:
