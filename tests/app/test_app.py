@@ -302,6 +302,26 @@ async def test_every_command_is_a_key_and_a_palette_entry_with_its_words(models)
         await pilot.press("q")
 
 
+async def test_a_palette_entry_runs_the_main_screens_action(models):
+    """The build actions are the main screen's: picked in the command palette, "Follow newest" turns
+    following on, as `n` turns it off again."""
+    from textual.command import CommandPalette
+
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.follow_newest
+        await pilot.press("ctrl+p")
+        await pilot_wait(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"follow newest")
+        await pilot.pause(0.5)  # the palette searches its commands as it is typed
+        await pilot.press("enter")
+        await pilot_wait(pilot, lambda: app.follow_newest)
+        assert not isinstance(app.screen, CommandPalette)
+        await pilot.press("n")
+        await pilot_wait(pilot, lambda: not app.follow_newest)
+        await pilot.press("q")
+
+
 def replay_executor(run: str = "resnet50.onnx:full", **kwargs) -> ReplayExecutor:
     events, engine_bytes = load_trace(TRACES, run)
     return ReplayExecutor(events, engine_bytes, **kwargs)
