@@ -17,7 +17,7 @@ from textual.keys import Keys, _character_to_key
 @dataclass(frozen=True)
 class Command:
     key: str  # Textual's key name ("question_mark", "C")
-    action: str  # the app's `action_<action>`
+    action: str  # the main screen's `action_<action>` (the app's for `APP_ACTIONS`)
     description: str  # the key bar's and the palette's title
     help: str  # one line: what it does, for the palette and the help screen
     show: bool = True  # in the key bar
