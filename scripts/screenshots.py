@@ -114,7 +114,7 @@ async def shoot_collected(models: Path, out: Path) -> None:
                                        str(models / "d.engine")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         await until(pilot, lambda: len(app.views) == 2, 60)
         densenet = next(v for v in app.views.values() if v.name == "train.py")
-        app.select_build(densenet.id)
+        app.main_screen.select_build(densenet.id)
         app.builds.move_to(densenet.id)
         await until(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 120)
         await pilot.pause(2.0)

@@ -287,8 +287,9 @@ async def test_every_command_is_a_key_and_a_palette_entry_with_its_words(models)
 
     app = make(models)
     async with app.run_test(size=SIZE) as pilot:
-        keys = {binding.key for binding in app.BINDINGS}
-        assert {command.key for command in COMMANDS} == keys
+        # The build actions are the main screen's keys, help and quit the app's: together, every command.
+        keys = [binding.key for binding in [*app.BINDINGS, *app.screen.BINDINGS]]
+        assert sorted(command.key for command in COMMANDS) == sorted(keys)
         entries = list(app.get_system_commands(app.screen))
         titles = [command.title for command in entries]
         assert {command.description for command in PALETTE} <= set(titles)
@@ -298,6 +299,26 @@ async def test_every_command_is_a_key_and_a_palette_entry_with_its_words(models)
         for entry in entries:
             if entry.title in ours:
                 assert ours[entry.title].help in entry.help and len(entry.help) > 20, entry
+        await pilot.press("q")
+
+
+async def test_a_palette_entry_runs_the_main_screens_action(models):
+    """The build actions are the main screen's: picked in the command palette, "Follow newest" turns
+    following on, as `n` turns it off again."""
+    from textual.command import CommandPalette
+
+    app = make(models)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.follow_newest
+        await pilot.press("ctrl+p")
+        await pilot_wait(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"follow newest")
+        await pilot.pause(0.5)  # the palette searches its commands as it is typed
+        await pilot.press("enter")
+        await pilot_wait(pilot, lambda: app.follow_newest)
+        assert not isinstance(app.screen, CommandPalette)
+        await pilot.press("n")
+        await pilot_wait(pilot, lambda: not app.follow_newest)
         await pilot.press("q")
 
 

@@ -144,6 +144,26 @@ async def test_action_menu_offers_the_builds_actions_and_copies_the_engine_path(
         await pilot.press("q")
 
 
+async def test_a_screen_over_the_main_one_takes_the_build_keys(tmp_path) -> None:
+    """While the action menu shows, `n` (the main screen's "follow newest") does nothing; Esc closes
+    the menu, and `n` works again."""
+    app = TrtTuiApp(AppConfig(paths=[str(mnist_in(tmp_path / "m"))],
+                              session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await pilot_wait(pilot, lambda: app.selected is not None and app.views[app.selected].state.final)
+        await pilot.press("m")
+        await pilot_wait(pilot, lambda: isinstance(app.screen, ActionMenu))
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert not app.follow_newest, "a key under the menu reached the main screen"
+        await pilot.press("escape")
+        await pilot_wait(pilot, lambda: not isinstance(app.screen, ActionMenu))
+        await pilot.press("n")
+        await pilot_wait(pilot, lambda: app.follow_newest)
+        await pilot.press("q")
+
+
 async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp_path, capsys) -> None:
     """Paused, `a` queues every model and starts none; `[` moves the selected one up the queue; `P`
     resumes (one at a time), `+` lets a second start; the title counts the batch with an ETA from

@@ -1,21 +1,26 @@
-"""The app as its action mixins (`main_actions`, `build_actions`, `queue_control`, `view_actions`) and
-the main screen's widgets see it: a Textual `App` holding the parts `TrtTuiApp` sets up. The mixins
-keep the app's module small; naming here what they use of the app lets the type checker hold both
-sides to it. At run time `ActionHost` is `MessagePump`, which the app is already: its metaclass is
-what gathers a mixin's `@on` handlers, and mixing it in changes nothing else of the app's classes.
+"""The app as the main screen and the app's event feed (`build_feed`) see it: a Textual `App` holding
+the session, the builds' views and the panes `TrtTuiApp` sets up. The main screen holds the build
+actions (`main_actions`, `build_actions`, `queue_control`, `view_actions` are its mixins, on
+`MainScreenHost`) and reaches that state through `host`; naming here what each side uses of the
+other lets the type checker hold both to it. At run time `ActionHost` is `MessagePump`, which the
+app is already: its metaclass is what gathers a mixin's `@on` handlers, and mixing it in changes
+nothing else of the app's classes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.message_pump import MessagePump
+from textual.screen import Screen
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from textual.app import App
 
+    from ..core.build.driver import BuildSpec
     from ..core.build.events import SpecSummary
     from ..core.execution.scheduler import BuildScheduler
     from ..core.execution.session import Session
@@ -36,6 +41,27 @@ if TYPE_CHECKING:
     from .widgets.phase_tree import PhaseTreeView
     from .widgets.vitals_panel import VitalsPanel
 
+
+class BuildSelection(Protocol):
+    """What the app asks of the main screen: where a new build goes, the builds list's title."""
+
+    def select_build(self, job: int) -> None:
+        """Show `job` in the right-hand panes."""
+
+    def _place_new(self, job: int, asked: bool = False) -> None:
+        """Whether a new build takes the selection."""
+
+    def show_builds_title(self) -> None:
+        """The builds list's title: how the queue and "build all" stand."""
+
+    def action_toggle_watch(self) -> None:
+        """Watch the models' directories, or stop."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Whether a command is offered now."""
+
+
+if TYPE_CHECKING:
     class ActionHost(App[int]):
         config: AppConfig
         session: Session
@@ -75,14 +101,26 @@ if TYPE_CHECKING:
             """The view of a build the app now shows (`given`: what was queued)."""
             ...
 
-        def select_build(self, job: int) -> None:
-            """Show `job` in the right-hand panes."""
+        main_screen: BuildSelection  # the screen that holds the build actions
+
+        def _spec_for(self, model: Path) -> BuildSpec:
+            """What building `model` means now (the options, the log's level)."""
             ...
 
-        def _place_new(self, job: int, asked: bool = False) -> None:
-            """Whether a new build takes the selection."""
+        def _model_key(self, path: Path) -> str:
+            """The picker's key for a watched (resolved) path."""
             ...
-
-        def retitle_log(self) -> None: ...
 else:
     ActionHost = MessagePump
+
+
+class MainScreenHost(Screen):
+    """The base of the main screen's action mixins: the screen acts on the app's state (`host`)."""
+
+    @property
+    def host(self) -> ActionHost:
+        return cast("ActionHost", self.app)  # the main screen is the app's own
+
+    if TYPE_CHECKING:
+        def retitle_log(self) -> None:
+            """The log's title: its level, follow and search (`view_actions`, for the other mixins)."""

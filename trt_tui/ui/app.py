@@ -5,8 +5,9 @@ command line's settings before the app. It renders only what the core reports. B
 scheduler's threads (or child processes); the scheduler's pump thread posts `BuildEvents` batches
 (`build_feed` folds them into the panes), the machine panes sample what they show, the
 picker reads its models' info itself. Widgets change only in message handlers and timers, on the UI
-thread. `MainScreen` lays the panes out; `main_actions` and `build_actions` hold what the keys do;
-`commands` holds every key. A worker that fails is one line on the screen, and `q` always exits.
+thread. `MainScreen` lays the panes out and holds the build actions; the app keeps what works over
+any screen (help, quit, the theme, the session); `commands` holds every key. A worker that fails is
+one line on the screen, and `q` always exits.
 """
 
 from __future__ import annotations
@@ -31,22 +32,21 @@ from ..core.model.watch import ModelWatcher, RebuildController
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
 from . import collector_feed
-from .build_actions import BuildControls
 from .build_feed import BuildFeed
 from .build_view import PLAIN, BuildView, Palette, build_title, phase_verdict
-from .commands import BINDINGS, COMMANDS, PICKER_ACTIONS, keymap, with_keys
+from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, keymap, with_keys
 from .config import AppConfig
 from .guard import guarded
+from .help_screen import HelpScreen
 from .log_level import LOG_LEVELS
-from .main_actions import MainActions
+from .main_screen import MainScreen
 from .messages import BuildEvents
 from .modes import AppSession, session_for
 from .notifier import Notifier
 from .replace import submit_once
-from .screens import MainScreen, StackScreen
+from .screens import StackScreen
 from .startup import freeze_startup_heap
 from .themes import load_themes
-from .view_actions import ViewActions
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
@@ -60,11 +60,10 @@ from .widgets.vitals_panel import VitalsPanel
 
 __all__ = ["AppConfig", "StackScreen", "TrtTuiApp", "make_app"]
 
-COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 EXIT_STOP_FAILED = 1  # the builds could not be stopped cleanly: the app exits all the same, saying why
 
 
-class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
+class TrtTuiApp(BuildFeed, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -77,7 +76,8 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
     TICK = 0.5
     SLOW_TICK = 1.0
 
-    BINDINGS = BINDINGS
+    BINDINGS = APP_BINDINGS  # the build actions' are the main screen's
+    main_screen: MainScreen  # the default screen, made when the app starts
 
     def __init__(self, config: AppConfig, session: AppSession | None = None, *, executor: Executor | None = None,
                  gpu_sampler: GpuSampler | None = None, run=None) -> None:
@@ -108,11 +108,9 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self._due_vitals: set[int] = set()  # builds with a reading not yet shown
         self.quitting = False
         self.notifier = Notifier(self, self.mode.notify_after(config.notify_after))
-        self.handler_error_count = 0  # exceptions `guarded` handlers caught; the latest tracebacks:
-        self.handler_errors: deque[str] = deque(maxlen=50)
+        self.handler_error_count, self.handler_errors = 0, deque[str](maxlen=50)  # what `guarded` caught
         self._notified_errors: set[tuple[str, str]] = set()
-        self._session_closed = False
-        self._session_lock = threading.Lock()
+        self._session_closed, self._session_lock = False, threading.Lock()  # the session closes once
         self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
@@ -122,7 +120,8 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
     # -- layout ---------------------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen:
-        return MainScreen(self._main_screen_mounted)
+        self.main_screen = MainScreen(self._main_screen_mounted)
+        return self.main_screen
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
         self.picker = screen.query_one(PickerTable)
@@ -151,7 +150,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self.call_after_refresh(freeze_startup_heap)
         self.mode.start(self)
         if self.config.watch:
-            self.action_toggle_watch()
+            screen.action_toggle_watch()
 
     def _recolor(self, theme: Theme) -> None:
         """State and verdict colours are the theme's: draw every coloured cell again with them."""
@@ -192,7 +191,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self.rebuilder.track(path.resolve(), job)
         self._add_view(job.id, model, spec.summary())
         self._user_placed = True
-        self._place_new(job.id, asked=True)
+        self.main_screen._place_new(job.id, asked=True)
         return job.id
 
     @guarded
@@ -214,7 +213,7 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
         self._due_vitals.clear()
         if self.machine is not None:  # a tick comes once the main screen is mounted, so always
             self.machine.show_due()
-        self.show_builds_title()  # "build all"'s progress and ETA
+        self.main_screen.show_builds_title()  # "build all"'s progress and ETA
 
     def _handler_failed(self, handler: str, exc: BaseException) -> None:
         self.handler_error_count += 1
@@ -239,16 +238,12 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
     # -- what may be done, and quitting ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Commands that pick models are not offered where there is no picker (a run's app); a served
-        tab offers no watch (`modes`) and no queue control (`queue_action_refused`); none is while the
-        filter prompt takes the keys (text there)."""
-        if not self.mode.has_picker and action in PICKER_ACTIONS:
-            return False
-        if action == "toggle_watch" and not self.mode.can_watch or self.queue_action_refused(action):
-            return False
-        if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
-            return False
-        return True
+        """Help and quit are not offered while the filter prompt takes the keys (text there)."""
+        return not (isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS)
+
+    def action_help(self) -> None:
+        offered = self.main_screen.check_action  # the build actions are the main screen's
+        self.push_screen(HelpScreen(c for c in self.commands if offered(c.action, ()) is not False))
 
     async def action_quit(self) -> None:
         """Cancel what runs, wait for every build to stop (forcing where the executor can), exit."""
@@ -291,8 +286,10 @@ class TrtTuiApp(BuildFeed, MainActions, BuildControls, ViewActions, App[int]):
     def get_system_commands(self, screen: Screen):
         """Textual's own (theme, screenshot…) less its quit and key panel, which ours replace, then ours."""
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
-        yield from (SystemCommand(c.description, f"{c.keys_text} · {c.help}", getattr(self, f"action_{c.action}"))
-                    for c in self.commands if c.palette and self.check_action(c.action, ()) is not False)
+        main = self.main_screen  # where the build actions are
+        yield from (SystemCommand(c.description, f"{c.keys_text} · {c.help}",
+                                  getattr(self if c.action in APP_ACTIONS else main, f"action_{c.action}"))
+                    for c in self.commands if c.palette and main.check_action(c.action, ()) is not False)
 
 
 def make_app(config: AppConfig | None = None, session: AppSession | None = None, **kwargs) -> TrtTuiApp:

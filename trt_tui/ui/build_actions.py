@@ -2,8 +2,8 @@
 builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
 its report bundle (`b`), and the history of a model (`h`).
 
-A mixin of the app: it acts on `self.builds`, `self.views`, `self.selected` and `self.session`, as
-the app's other actions do. The menu offers commands of the command table, so one that another part
+A mixin of `MainScreen`: it acts on the app's `builds`, `views`, `selected` and `session` (`host`), as
+the screen's other actions do. The menu offers commands of the command table, so one that another part
 of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it is in the table.
 """
 
@@ -70,7 +70,7 @@ class BuildListActions(QueueActions):
     """The builds list's keys and the selected build's menu (which show the queue's title)."""
 
     def action_build_menu(self) -> None:
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -78,33 +78,33 @@ class BuildListActions(QueueActions):
         actions = [(action, label) for action, label in MENU
                    if action in table and self.check_action(action, ()) is not False]
         title = f"#{view.id} {view.name} · {view.state.value}"
-        self.push_screen(ActionMenu(title, actions), self._menu_chosen)
+        self.host.push_screen(ActionMenu(title, actions), self._menu_chosen)
 
     def _menu_chosen(self, action: str | None) -> None:
         if action is not None:
             self.call_later(self.run_action, action)
 
     def action_sort(self) -> None:
-        column = SORTS[(SORTS.index(self.builds.sort_column) + 1) % len(SORTS)]
-        self.builds.sort_by(column, self.builds.sort_reverse)
+        column = SORTS[(SORTS.index(self.host.builds.sort_column) + 1) % len(SORTS)]
+        self.host.builds.sort_by(column, self.host.builds.sort_reverse)
         self.notify(f"Builds by {column}" if column else "Builds in the order they were added")
         self.show_builds_title()
 
     def action_reverse_sort(self) -> None:
-        self.builds.sort_by(self.builds.sort_column or "#", not self.builds.sort_reverse)
+        self.host.builds.sort_by(self.host.builds.sort_column or "#", not self.host.builds.sort_reverse)
         self.show_builds_title()
 
     def action_hide_skipped(self) -> None:
-        self.builds.set_hide_skipped(not self.builds.hide_skipped)
-        self.notify("Skipped builds hidden" if self.builds.hide_skipped else "Skipped builds shown")
+        self.host.builds.set_hide_skipped(not self.host.builds.hide_skipped)
+        self.notify("Skipped builds hidden" if self.host.builds.hide_skipped else "Skipped builds shown")
         self.show_builds_title()
 
     def action_clear_finished(self) -> None:
-        gone = self.builds.clear_finished()
+        gone = self.host.builds.clear_finished()
         self.notify(f"Cleared {len(gone)} finished build(s)" if gone else "No finished build to clear")
 
     def action_copy_engine_path(self) -> None:
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -115,7 +115,7 @@ class BuildListActions(QueueActions):
         if view.state not in (State.SUCCEEDED, State.SKIPPED) or not engine.exists():
             self.notify(f"#{view.id} has no engine yet ({engine})", severity="warning", markup=False)
             return
-        self.copy_to_clipboard(str(engine))
+        self.host.copy_to_clipboard(str(engine))
         self.notify(f"Copied {engine}", markup=False)
 
     def action_bundle(self) -> None:
@@ -124,7 +124,7 @@ class BuildListActions(QueueActions):
         directory. Written under the same rules as every other file (`check_bundle_output`): never
         over a file that is not a bundle trt-tui wrote, also from a served tab, whose process runs
         on the server (as `f` there never replaces a file trt-tui did not write)."""
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -132,11 +132,11 @@ class BuildListActions(QueueActions):
             self.notify(f"#{view.id} is {view.state.value}, not finished: a report bundle is of a finished build",
                         severity="warning", markup=False)
             return
-        recorder, history = self.session.recorder, self.session.history
+        recorder, history = self.host.session.recorder, self.host.session.history
         record_id = recorder.recorded.get(view.id) if recorder is not None else None
         record = history.get(record_id) if history is not None and record_id is not None else None
         if record is None or history is None:  # no record without a history
-            where = "the build server's history" if self.mode.served else "the build history"
+            where = "the build server's history" if self.host.mode.served else "the build history"
             self.notify(f"#{view.id} is not in {where} (off, or not recorded yet): no bundle; "
                         "trt-tui bundle ID writes one of any recorded build", severity="warning", markup=False)
             return
@@ -153,21 +153,21 @@ class BuildListActions(QueueActions):
             check_bundle_output(output, [Path(record.model), *protected])
             write_bundle(BundleInput(record, log_lines=log_lines), output)
         except OutputRefused as exc:
-            self.call_from_thread(self.notify, str(exc), title="No bundle", severity="error", timeout=10, markup=False)
+            self.host.call_from_thread(self.notify, str(exc), title="No bundle", severity="error", timeout=10, markup=False)
         except OSError as exc:
-            self.call_from_thread(self.notify, f"{output}: {exc.strerror or exc}", title="No bundle", severity="error",
+            self.host.call_from_thread(self.notify, f"{output}: {exc.strerror or exc}", title="No bundle", severity="error",
                                   timeout=10, markup=False)
         else:
-            self.call_from_thread(self.notify, f"Report bundle of #{job_id} written to {output}", title="Bundle",
+            self.host.call_from_thread(self.notify, f"Report bundle of #{job_id} written to {output}", title="Bundle",
                                   timeout=10, markup=False)
 
     def action_history(self) -> None:
         """The highlighted model's past builds; the selected build's model where the builds list has
         the focus (or there is no picker)."""
-        history = self.session.history
-        view = self.views.get(self.selected) if self.selected is not None else None
-        model = self.picker.highlighted_path() if self.mode.has_picker else None
-        if view is not None and (model is None or self.focused is self.builds):
+        history = self.host.session.history
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        model = self.host.picker.highlighted_path() if self.host.mode.has_picker else None
+        if view is not None and (model is None or self.focused is self.host.builds):
             model = str(view.model)
         if model is None:
             self.notify("No model highlighted", severity="warning")
@@ -179,18 +179,18 @@ class BuildListActions(QueueActions):
         if not records:
             self.notify(f"No build of {model} in the history yet", markup=False)
             return
-        recorded = self.session.recorder.recorded if self.session.recorder is not None else {}
+        recorded = self.host.session.recorder.recorded if self.host.session.recorder is not None else {}
         numbers = {history_id: job for job, history_id in recorded.items()}
         reasons = {history_id: reason for job, history_id in recorded.items()
-                   if job in self.views and (reason := self.views[job].reason)}
-        self.push_screen(HistoryScreen(self.picker.display_name(model) if self.mode.has_picker else model,
+                   if job in self.host.views and (reason := self.host.views[job].reason)}
+        self.host.push_screen(HistoryScreen(self.host.picker.display_name(model) if self.host.mode.has_picker else model,
                                        records, numbers, reasons))
 
 
 class BuildControls(BuildListActions):
-    """Every action of this module and of `queue_control`, for the app to mix in."""
+    """Every action of this module and of `queue_control`, for the main screen to mix in."""
 
     def queue_action_refused(self, action: str) -> bool:
         """A served tab's queue is the server's, shared by every tab: no tab pauses, widens or reorders
         it; under `trt-tui run` the builds are the program's, which starts them when it will."""
-        return action in QUEUE_ACTIONS and (not self.mode.has_picker or not self.scheduler.controls_queue)
+        return action in QUEUE_ACTIONS and (not self.host.mode.has_picker or not self.host.scheduler.controls_queue)

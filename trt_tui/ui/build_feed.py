@@ -4,7 +4,8 @@ build are told what changed. A build the app did not start (a served tab's, a pr
 `trt-tui run`) joins the list with its first events.
 
 A mixin of `TrtTuiApp`, on the UI thread only; its own module so that the event handling can change
-without touching the app.
+without touching the app. Where a new build goes in the list is the main screen's say (`_place_new`);
+a change on disk that rebuilds a model (`_rebuilding`) adds its view here as any other build's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from textual import on
 
+from ..core.build.driver import BuildSpec, spec_for
 from ..core.build.events import (
     Log,
     PhaseFinish,
@@ -28,6 +30,7 @@ from ..core.history.estimates import expected_for
 from .action_host import ActionHost
 from .build_view import BuildView, backend_label, build_title, queued_spec
 from .guard import guarded
+from .log_level import LOG_LEVELS, options_at
 from .messages import BuildEvents
 
 
@@ -92,7 +95,7 @@ class BuildFeed(ActionHost):
             return None
         view = self.views[job] = BuildView.of(job, self.clock, name=spec.model)
         self.builds.add_build(job, view.name, spec.backend)
-        self._place_new(job)
+        self.main_screen._place_new(job)
         return view
 
     def _drop(self, view: BuildView) -> None:
@@ -104,7 +107,7 @@ class BuildFeed(ActionHost):
         if self.selected == job:
             self.selected = None
             if self.builds.cursor_job is not None:
-                self.select_build(self.builds.cursor_job)
+                self.main_screen.select_build(self.builds.cursor_job)
 
     def _vitals(self, view: BuildView, event: Vitals) -> None:
         view.vitals.append(event)
@@ -142,3 +145,17 @@ class BuildFeed(ActionHost):
 
     def _update_row(self, view: BuildView) -> None:
         self.builds.set_progress(view.id, view.fraction(), view.elapsed())
+
+    def _spec_for(self, model: Path) -> BuildSpec:
+        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
+
+    def _rebuilding(self, model: Path, job, change) -> None:
+        self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True
+        self.main_screen._place_new(job.id)
+
+    def _model_key(self, path: Path) -> str:
+        """The picker's key for a watched path (the watcher reports resolved paths)."""
+        for known in self.picker.models:
+            if Path(known).resolve() == path:
+                return known
+        return str(path)

@@ -1,6 +1,6 @@
 """Every command of the main screen, once: its key, its action and its words.
 
-The app's bindings (and so the key bar), the command palette's entries and the `?` help screen are
+The main screen's and the app's bindings (and so the key bar), the command palette's entries and the `?` help screen are
 all made from `COMMANDS`, so a new command appears in each of them. Letters are commands only
 outside the filter prompt (`/`), which takes every key until Enter or Esc.
 """
@@ -17,7 +17,7 @@ from textual.keys import Keys, _character_to_key
 @dataclass(frozen=True)
 class Command:
     key: str  # Textual's key name ("question_mark", "C")
-    action: str  # the app's `action_<action>`
+    action: str  # the main screen's `action_<action>` (the app's for `APP_ACTIONS`)
     description: str  # the key bar's and the palette's title
     help: str  # one line: what it does, for the palette and the help screen
     show: bool = True  # in the key bar
@@ -97,7 +97,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("q", "quit", "Quit", "cancel the running builds, wait for them, and quit"),
 )
 
-BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS]
+# The app's own commands (help, quit, moving between panes) work over any screen; the rest are the main
+# screen's, which holds the build actions: a screen pushed over it takes its keys.
+APP_ACTIONS = frozenset({"focus_next", "help", "quit"})
+APP_BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS if command.action in APP_ACTIONS]
+SCREEN_BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS if command.action not in APP_ACTIONS]
+COMMAND_ACTIONS = frozenset(command.action for command in COMMANDS) - {"focus_next"}
 PALETTE = [command for command in COMMANDS if command.palette]
 PICKER_ACTIONS = frozenset(command.action for command in COMMANDS if command.picks_models)
 # The key bar drops these last when it is short of room: without them a user cannot find the rest.

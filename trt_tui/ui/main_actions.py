@@ -1,9 +1,9 @@
-"""What the app's keys and panes do to builds and models: the selection (the highlighted build is the
-one the phases, log and vitals show; the highlighted model's details), build, cancel, rebuild, watch,
-the log's level, diff, stacks, filter, follow, help. Each action is a key and a palette command (`commands`); what the
-app may not do in its mode (`modes`) it says, in one line.
+"""What the main screen's keys and panes do to builds and models: the selection (the highlighted build
+is the one the phases, log and vitals show; the highlighted model's details), build, cancel, rebuild,
+watch, the log's level, diff, stacks, filter, follow. Each action is a key and a palette command
+(`commands`); what the app may not do in its mode (`modes`) it says, in one line.
 
-A mixin of `TrtTuiApp`.
+A mixin of `MainScreen`: it acts on the app's state (`host`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ from pathlib import Path
 from textual import on, work
 from textual.widgets import DataTable, Input
 
-from ..core.build.driver import BuildSpec, spec_for
 from ..core.model.watch import ModelWatcher
 from . import collector_feed
-from .action_host import ActionHost
+from .action_host import MainScreenHost
 from .build_view import build_title
 from .guard import guarded
-from .help_screen import HelpScreen
-from .log_level import LOG_LEVELS, level_note, options_at
+from .log_level import LOG_LEVELS, level_note
 from .messages import ModelInfoRead, ModelsChanged, StackRead
 from .replace import force_rebuild
 from .screens import StackScreen
@@ -29,31 +27,31 @@ from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterPrompt
 
 
-class MainActions(ActionHost):
+class MainActions(MainScreenHost):
     # -- the selection: which build the right-hand panes show, which model the details show --------
 
     def _place_new(self, job: int, asked: bool = False) -> None:
         """A new build takes the selection where the user asked for it, where `follow_newest` is on,
         or where the user has not chosen one yet; else the selection stays on the build studied."""
-        if asked or self.follow_newest or self.selected is None or not self._user_placed:
+        if asked or self.host.follow_newest or self.host.selected is None or not self.host._user_placed:
             self.select_build(job)
-            self.builds.move_to(job)
+            self.host.builds.move_to(job)
 
     def select_build(self, job: int) -> None:
-        view = self.views.get(job)
-        if view is None or self.selected == job:
+        view = self.host.views.get(job)
+        if view is None or self.host.selected == job:
             return
-        self.selected = job
-        self.phase_view.show(job, build_title(view, self.palette), view.tree, view.now(), view.stopped)
-        self.log_pane.show(view.logs)
-        self.vitals_panel.show(view.vitals, ended=view.state.final)
+        self.host.selected = job
+        self.host.phase_view.show(job, build_title(view, self.host.palette), view.tree, view.now(), view.stopped)
+        self.host.log_pane.show(view.logs)
+        self.host.vitals_panel.show(view.vitals, ended=view.state.final)
 
     @on(BuildList.Highlighted)
     def _build_highlighted(self, event: BuildList.Highlighted) -> None:
-        self._user_placed = self._user_placed or event.by_user
+        self.host._user_placed = self.host._user_placed or event.by_user
         # A highlight is a message, so it can arrive after the app has selected a newer build: only
         # the cursor's row counts.
-        if event.row == self.builds.cursor_row:
+        if event.row == self.host.builds.cursor_row:
             self.select_build(event.job)
 
     @on(DataTable.RowHighlighted, "#models")
@@ -61,59 +59,59 @@ class MainActions(ActionHost):
         self._show_details()
 
     def _show_details(self) -> None:
-        path = self.picker.highlighted_path()
+        path = self.host.picker.highlighted_path()
         if path is None:
-            self.details.show(None)
+            self.host.details.show(None)
             return
-        entry = self.picker.models.get(path)
+        entry = self.host.picker.models.get(path)
         info, error = (entry["info"], entry["error"]) if entry is not None else (None, None)
-        self.details.show(self.picker.display_name(path), info, error)
+        self.host.details.show(self.host.picker.display_name(path), info, error)
 
     @on(DataTable.RowSelected, "#models")
     def _model_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
-            self.submit(event.row_key.value)
+            self.host.submit(event.row_key.value)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.picker.set_filter(event.value)
+        self.host.picker.set_filter(event.value)
 
     @on(FilterPrompt.Closed)
     def _filter_closed(self, event: FilterPrompt.Closed) -> None:
-        self.filter_prompt.close(event.text)
-        self.picker.set_filter(event.text)
-        self.picker.focus()
+        self.host.filter_prompt.close(event.text)
+        self.host.picker.set_filter(event.text)
+        self.host.picker.focus()
 
     @on(ModelInfoRead)
     @guarded
     def _model_info_read(self, message: ModelInfoRead) -> None:
-        if message.path == self.picker.highlighted_path():
+        if message.path == self.host.picker.highlighted_path():
             self._show_details()
 
     # -- actions (each is a key and a palette command) ---------------------------------------------
 
     def action_build(self) -> None:
-        path = self.picker.highlighted_path()
+        path = self.host.picker.highlighted_path()
         if path is not None:
-            self.submit(path)
+            self.host.submit(path)
 
     def action_cancel(self) -> None:
-        if self.selected is None:
+        if self.host.selected is None:
             self.notify("No build selected", severity="warning")
             return
-        view = self.views[self.selected]
+        view = self.host.views[self.host.selected]
         if view.state.final:
             self.notify(f"Build #{view.id} already {view.state.value}")
             return
         again, view.cancel_asked = view.cancel_asked, True
-        self.scheduler.cancel(view.id, force=again)
+        self.host.scheduler.cancel(view.id, force=again)
         if again:
             self.notify(f"Forcing cancel of #{view.id}")
         else:
             self.notify(f"Cancelling #{view.id} {view.model.name} (c again to force)", markup=False)
 
     def action_cancel_all(self) -> None:
-        n = self.scheduler.cancel_all()
+        n = self.host.scheduler.cancel_all()
         self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
 
     def action_rebuild(self) -> None:
@@ -121,97 +119,85 @@ class MainActions(ActionHost):
             self.notify(why, markup=False)  # another program's build: trt-tui cannot make it again
             return
         model = None
-        if self.selected is not None:
-            model = str(self.views[self.selected].model)
-        elif (path := self.picker.highlighted_path()) is not None:
+        if self.host.selected is not None:
+            model = str(self.host.views[self.host.selected].model)
+        elif (path := self.host.picker.highlighted_path()) is not None:
             model = path
         if model is not None:
-            self.submit(model)
+            self.host.submit(model)
 
     def action_force_rebuild(self) -> None:
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self._why_no_rebuild() is not None:
             return self.action_rebuild()
-        model = str(self.views[self.selected].model) if self.selected is not None else self.picker.highlighted_path()
+        selected = self.host.selected
+        model = str(self.host.views[selected].model) if selected is not None else self.host.picker.highlighted_path()
         if model is not None:
-            force_rebuild(self, model)
+            force_rebuild(self.host, model)
 
     def _why_no_rebuild(self) -> str | None:
         """Why `r` or `f` cannot build the selected build again: a run's builds are its program's, as
         are the builds of other programs the app collects (`collector_feed`)."""
-        return self.mode.why_no_rebuild(self.selected) or collector_feed.why_no_rebuild(self.collector, self.selected)
+        selected = self.host.selected
+        return self.host.mode.why_no_rebuild(selected) or collector_feed.why_no_rebuild(self.host.collector, selected)
 
     def action_toggle_watch(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
-            self.sub_title = ""
+        if self.host.watcher is not None:
+            self.host.watcher.stop()
+            self.host.watcher = None
+            self.host.sub_title = ""
             self.notify("Stopped watching")
             return
-        roots = [Path(p) for p in self.config.paths if Path(p).exists()]
+        roots = [Path(p) for p in self.host.config.paths if Path(p).exists()]
         if not roots:
             self.notify("Nothing to watch", severity="warning")
             return
-        self.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
-        self.watcher.start()
-        self.sub_title = "watching"
-        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild", markup=False)
+        self.host.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
+        self.host.watcher.start()
+        self.host.sub_title = "watching"
+        self.notify(f"Watching {', '.join(map(str, self.host.watcher.dirs))}: changed models rebuild", markup=False)
 
     @on(ModelsChanged)
     @guarded
     def _models_changed(self, message: ModelsChanged) -> None:
         """New models appear, removed ones go; the rebuilder restarts the builds (`_rebuilding`)."""
         for change in message.changes:
-            path = self._model_key(change.path)
+            path = self.host._model_key(change.path)
             if change.kind == "removed":
-                self.picker.remove_model(path)
+                self.host.picker.remove_model(path)
             else:
-                self.picker.set_model(path)
-                self.picker.read_infos([path])
-        if not self.quitting:
-            self.rebuilder.handle(message.changes)
-
-    def _spec_for(self, model: Path) -> BuildSpec:
-        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
-
-    def _rebuilding(self, model: Path, job, change) -> None:
-        self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True
-        self._place_new(job.id)
-
-    def _model_key(self, path: Path) -> str:
-        """The picker's key for a watched path (the watcher reports resolved paths)."""
-        for known in self.picker.models:
-            if Path(known).resolve() == path:
-                return known
-        return str(path)
+                self.host.picker.set_model(path)
+                self.host.picker.read_infos([path])
+        if not self.host.quitting:
+            self.host.rebuilder.handle(message.changes)
 
     def action_cycle_log(self) -> None:
-        self.log_level_index = (self.log_level_index + 1) % len(LOG_LEVELS)
-        level = LOG_LEVELS[self.log_level_index]
-        self.log_pane.min_severity = level
-        if note := level_note(level, self.config.options, served=self.mode.served):
+        self.host.log_level_index = (self.host.log_level_index + 1) % len(LOG_LEVELS)
+        level = LOG_LEVELS[self.host.log_level_index]
+        self.host.log_pane.min_severity = level
+        if note := level_note(level, self.host.config.options, served=self.host.mode.served):
             self.notify(note, timeout=8, markup=False)
         self.retitle_log()
-        view = self.views.get(self.selected) if self.selected is not None else None
-        self.log_pane.show(view.logs if view else [])
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        self.host.log_pane.show(view.logs if view else [])
 
     @guarded
     def action_diff(self) -> None:
         """The selected finished build against the previous successful build of its model, as `history diff`."""
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None or not view.state.final:
             self.notify("Select a finished build to compare", severity="warning")
             return
-        recorder = self.session.recorder
+        recorder = self.host.session.recorder
         try:
             recorded = recorder.recorded if recorder is not None else {}
-            self.push_screen(diff_of_build(self.session.history, recorded, view.id, view.reason))
+            self.host.push_screen(diff_of_build(self.host.session.history, recorded, view.id, view.reason))
         except NothingToCompare as exc:
             self.notify(str(exc), severity="warning", markup=False)
 
     def action_stack(self) -> None:
         """The selected build's stacks, taken now (py-spy) by whoever runs it, in a copyable panel."""
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None:
             self.notify("No build selected", severity="warning")
         elif view.state.final:
@@ -222,25 +208,22 @@ class MainActions(ActionHost):
 
     @work(thread=True, group="stack", exit_on_error=False)
     def _read_stack(self, job: int) -> None:
-        self.post_message(StackRead(job, self.scheduler.read_stacks(job)))
+        self.post_message(StackRead(job, self.host.scheduler.read_stacks(job)))
 
     @on(StackRead)
     @guarded
     def _stack_read(self, message: StackRead) -> None:
-        stalled = self.views[message.job].stack if message.job in self.views else None
+        stalled = self.host.views[message.job].stack if message.job in self.host.views else None
         if message.text is not None:
-            self.push_screen(StackScreen(message.job, message.text))
+            self.host.push_screen(StackScreen(message.job, message.text))
         elif stalled is not None:
-            self.push_screen(StackScreen(message.job, stalled.text, taken="when it stalled"))
+            self.host.push_screen(StackScreen(message.job, stalled.text, taken="when it stalled"))
         else:
             self.notify(f"Build #{message.job} has no running process to read", severity="warning")
 
     def action_filter(self) -> None:
-        self.filter_prompt.open()
+        self.host.filter_prompt.open()
 
     def action_toggle_follow(self) -> None:
-        self.follow_newest = not self.follow_newest
-        self.notify("New builds take the selection" if self.follow_newest else "The selection stays where it is")
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen(c for c in self.commands if self.check_action(c.action, ()) is not False))
+        self.host.follow_newest = not self.host.follow_newest
+        self.notify("New builds take the selection" if self.host.follow_newest else "The selection stays where it is")

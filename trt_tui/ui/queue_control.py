@@ -2,8 +2,8 @@
 title, which says how the queue stands: paused, the limit, the order, what is hidden, and the
 progress of "build all" with its ETA.
 
-A mixin of the app: it acts on `self.scheduler`, `self.builds` and `self.views`, as the app's other
-actions do.
+A mixin of `MainScreen`: it acts on the app's `scheduler`, `builds` and `views` (`host`), as the
+screen's other actions do.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from ..core.build.events import State
 from ..core.files.units import human_seconds, plural
-from .action_host import ActionHost
+from .action_host import MainScreenHost
 from .build_view import BuildView
 
 QUEUE_ACTIONS = frozenset({"pause_queue", "more_jobs", "fewer_jobs", "queue_up", "queue_down"})
@@ -51,41 +51,41 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     return f"{text} · ETA {human_seconds(remaining / max(1, min(max_jobs, len(left))))}"
 
 
-class QueueActions(ActionHost):
+class QueueActions(MainScreenHost):
     """Pause and resume the queue, widen or narrow it, move a queued build; `build all`'s progress."""
 
-    batch: list[int] = []  # the builds of the latest `build all`
+    batch_jobs: list[int] = []  # the builds of the latest `build all`
     _first_limit: int | None = None  # the limit before the user changed it
     _builds_title = "Builds"
 
     def action_build_all(self) -> None:
         """Every model the filter shows, as one batch whose progress the builds list's title shows."""
-        self.batch = [job for job in map(self.submit, self.picker.visible_paths()) if job is not None]
+        self.batch_jobs = [job for job in map(self.host.submit, self.host.picker.visible_paths()) if job is not None]
         self.show_builds_title()
 
     def action_pause_queue(self) -> None:
-        if self.scheduler.paused:
-            self.scheduler.resume()
+        if self.host.scheduler.paused:
+            self.host.scheduler.resume()
             self.notify("Queue resumed: queued builds start")
         else:
-            self.scheduler.pause()
+            self.host.scheduler.pause()
             self.notify("Queue paused: running builds go on, queued ones wait (P resumes)")
         self.show_builds_title()
 
     def action_more_jobs(self) -> None:
-        self._limit(self.scheduler.max_jobs + 1)
+        self._limit(self.host.scheduler.max_jobs + 1)
 
     def action_fewer_jobs(self) -> None:
-        if self.scheduler.max_jobs <= 1:
+        if self.host.scheduler.max_jobs <= 1:
             self.notify("One build at a time is the fewest", severity="warning")
             return
-        self._limit(self.scheduler.max_jobs - 1)
+        self._limit(self.host.scheduler.max_jobs - 1)
 
     def _limit(self, jobs: int) -> None:
         if self._first_limit is None:
-            self._first_limit = self.scheduler.max_jobs
-        lower = jobs < self.scheduler.max_jobs
-        self.scheduler.set_max_jobs(jobs)
+            self._first_limit = self.host.scheduler.max_jobs
+        lower = jobs < self.host.scheduler.max_jobs
+        self.host.scheduler.set_max_jobs(jobs)
         self.notify(f"{plural(jobs, 'build')} at once" + (": running builds go on" if lower else ""))
         self.show_builds_title()
 
@@ -96,12 +96,12 @@ class QueueActions(ActionHost):
         self._move(1)
 
     def _move(self, delta: int) -> None:
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
         if view is None or view.state is not State.QUEUED:
             self.notify("Select a queued build to move", severity="warning")
             return
-        if self.scheduler.move(view.id, delta):
-            place = [job.id for job in self.scheduler.queued()].index(view.id) + 1
+        if self.host.scheduler.move(view.id, delta):
+            place = [job.id for job in self.host.scheduler.queued()].index(view.id) + 1
             self.notify(f"#{view.id} is {place} in the queue")
         else:
             self.notify(f"#{view.id} is already {'first' if delta < 0 else 'last'} in the queue")
@@ -109,17 +109,17 @@ class QueueActions(ActionHost):
     def show_builds_title(self) -> None:
         """"Builds" and how the list and the queue stand, where it is not the default."""
         parts = ["Builds"]
-        if self.scheduler.paused:
+        if self.host.scheduler.paused:
             parts.append("queue paused (P)")
         if self._first_limit is not None:
-            parts.append(f"{self.scheduler.max_jobs} at once")
-        if self.builds.sort_column is not None:
-            parts.append(f"by {self.builds.sort_column} {'↓' if self.builds.sort_reverse else '↑'}")
-        if self.builds.hide_skipped:
+            parts.append(f"{self.host.scheduler.max_jobs} at once")
+        if self.host.builds.sort_column is not None:
+            parts.append(f"by {self.host.builds.sort_column} {'↓' if self.host.builds.sort_reverse else '↑'}")
+        if self.host.builds.hide_skipped:
             parts.append("skipped hidden")
-        batch = [self.views[job] for job in self.batch if job in self.views]
+        batch = [self.host.views[job] for job in self.batch_jobs if job in self.host.views]
         if batch:
-            parts.append(batch_progress(batch, self.scheduler.max_jobs, self.scheduler.paused))
+            parts.append(batch_progress(batch, self.host.scheduler.max_jobs, self.host.scheduler.paused))
         text = " · ".join(parts)
         if text != self._builds_title:  # the slow tick asks each second: repaint only a change
             self._builds_title = text

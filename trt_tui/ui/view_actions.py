@@ -1,6 +1,6 @@
 """The app's commands on what the screen shows: the log pane's (follow, search, next warning or
-error, wrap, save) and the zoom. A mixin of `TrtTuiApp`, so that each is the app's `action_<name>`
-as the command table wants, without growing the app's module.
+error, wrap, save) and the zoom. A mixin of `MainScreen`, so that each is the screen's `action_<name>`
+as the command table wants, without growing the screen's module.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 from textual.widgets import Static
 
 from ..core.build.log_store import NotOurs, save_log
-from .action_host import ActionHost
+from .action_host import MainScreenHost
 from .widgets.log_pane import LogPane
 from .widgets.log_prompt import LogPrompt
 
 
-class ViewActions(ActionHost):
-    """Needs the app's `log_pane`, `views`, `selected` and `notify`."""
+class ViewActions(MainScreenHost):
+    """Needs the app's `log_pane`, `views` and `selected` (`host`)."""
 
     @property
     def log_prompt(self) -> LogPrompt:
@@ -24,10 +24,10 @@ class ViewActions(ActionHost):
         return self.screen.query_one(LogPrompt)
 
     def _selected_view(self):
-        return self.views.get(self.selected) if self.selected is not None else None
+        return self.host.views.get(self.host.selected) if self.host.selected is not None else None
 
     def retitle_log(self) -> None:
-        pane = self.log_pane
+        pane = self.host.log_pane
         self.query_one("#log-title", Static).update(
             f"Log · level {pane.min_severity.label} (l to change){pane.status()}")
 
@@ -35,26 +35,26 @@ class ViewActions(ActionHost):
         self.retitle_log()
 
     def action_toggle_log_follow(self) -> None:
-        self.log_pane.follow(not self.log_pane.following)
+        self.host.log_pane.follow(not self.host.log_pane.following)
 
     def action_search_log(self) -> None:
-        self.log_prompt.open("search", self.log_pane.query_text)
+        self.log_prompt.open("search", self.host.log_pane.query_text)
 
     def action_next_match(self, step: int = 1) -> None:
-        if not self.log_pane.query_text:
+        if not self.host.log_pane.query_text:
             self.notify("No search: ctrl+f searches the log", severity="warning")
-        elif not self.log_pane.next_match(step):
-            self.notify(f"“{self.log_pane.query_text}” is not in the log shown", markup=False)
+        elif not self.host.log_pane.next_match(step):
+            self.notify(f"“{self.host.log_pane.query_text}” is not in the log shown", markup=False)
 
     def action_previous_match(self) -> None:
         self.action_next_match(-1)
 
     def action_next_problem(self) -> None:
-        if not self.log_pane.next_problem():
+        if not self.host.log_pane.next_problem():
             self.notify("No warning or error in the log shown")
 
     def action_toggle_wrap(self) -> None:
-        self.log_pane.set_wrap(not self.log_pane.wrap)
+        self.host.log_pane.set_wrap(not self.host.log_pane.wrap)
 
     def action_save_log(self) -> None:
         view = self._selected_view()
@@ -64,9 +64,9 @@ class ViewActions(ActionHost):
         self.log_prompt.open("save", f"{Path(view.model).stem}-{view.id}.log")
 
     def on_log_prompt_done(self, message: LogPrompt.Done) -> None:
-        self.log_pane.focus()
+        self.host.log_pane.focus()
         if message.mode == "search":  # Esc (no text) ends the search, as it clears the filter
-            if not self.log_pane.search(message.text or "") and message.text:
+            if not self.host.log_pane.search(message.text or "") and message.text:
                 self.notify(f"“{message.text}” is not in the log shown", markup=False)
         elif message.text:
             self._save_log(Path(message.text).expanduser())

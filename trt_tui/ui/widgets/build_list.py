@@ -61,7 +61,7 @@ class BuildList(CachedRows, can_focus=True):
         def control(self) -> BuildList:
             return self.build_list
 
-    BINDINGS = [Binding("enter", "app.build_menu", "Actions", show=False)]  # the app's action menu
+    BINDINGS = [Binding("enter", "screen.build_menu", "Actions", show=False)]  # the main screen's action menu
 
     COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
     DEFAULT_CSS = """
