@@ -63,8 +63,9 @@ def in_process(work: Workdir, reps: int, log=print) -> list[dict]:
     from trt_tui.core.build.driver import BuildSpec, default_output
     from trt_tui.core.build.events import State, StateChanged
     from trt_tui.core.execution.executors import ThreadExecutor
+    from trt_tui.core.execution.rebuild import RebuildController
     from trt_tui.core.execution.scheduler import Scheduler
-    from trt_tui.core.model.watch import ModelWatcher, RebuildController
+    from trt_tui.core.model.watch import ModelWatcher
 
     directory = work.root / "watch"
     directory.mkdir(exist_ok=True)

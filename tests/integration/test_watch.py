@@ -16,9 +16,10 @@ import pytest
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import State
 from trt_tui.core.cache.engine_cache import EngineCache, sidecar_path
+from trt_tui.core.execution.rebuild import RebuildController
 from trt_tui.core.execution.scheduler import Scheduler
 from trt_tui.core.model.samples import make_model
-from trt_tui.core.model.watch import ModelChange, ModelWatcher, RebuildController
+from trt_tui.core.model.watch import ModelChange, ModelWatcher
 
 
 @pytest.fixture(scope="module")

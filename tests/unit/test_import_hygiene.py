@@ -265,3 +265,81 @@ def test_the_job_reads_check_finds_what_it_forbids(tmp_path: Path) -> None:
     finally:
         PACKAGE = saved
     assert len(reads) == 5, reads  # the import, .outcome, job.spec, .job.started, .jobs; not job.id
+
+
+# The floor plan's arrows (each package's `__init__` says them): a core package imports only those named
+# here, so the layers stay layers. `execution` may import every other; nothing in `core` imports `run`,
+# `serve`, `cli`, `ui` or the API.
+MAY_IMPORT = {
+    "files": set(),
+    "model": {"files"},
+    "build": {"files", "model"},
+    "observe": {"files", "build"},
+    "cache": {"files", "model", "build", "observe"},
+    "history": {"files", "model", "build", "cache", "observe"},
+    "execution": {"files", "model", "build", "cache", "history", "observe"},
+}
+# Named exceptions, each said in its package's `__init__`: the output-path rules know the sidecar's name
+# and the history's path, which no output may be.
+MODULE_MAY_IMPORT = {"files/output_paths.py": {"build", "history"}}
+
+
+def core_imports(path: Path) -> set[str]:
+    """The top-level names this module imports: `core.<package>` for a core package, else the
+    `trt_tui` package it names (`ui`, `cli`, ...)."""
+    import ast
+
+    found = set()
+    package = path.parent.relative_to(PACKAGE).parts  # e.g. ("core", "build")
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1]) if node.level <= len(package) else []
+                parts = base + (node.module.split(".") if node.module else [])
+                if not node.module:
+                    parts += [alias.name for alias in node.names]
+            elif node.module and node.module.startswith("trt_tui."):
+                parts = node.module.split(".")[1:]
+            else:
+                continue
+        elif isinstance(node, ast.Import):
+            parts = next((a.name.split(".")[1:] for a in node.names if a.name.startswith("trt_tui.")), [])
+            if not parts:
+                continue
+        else:
+            continue
+        if parts[:1] == ["core"] and len(parts) > 1:
+            found.add(f"core.{parts[1]}")
+        elif parts:
+            found.add(parts[0])
+    return found
+
+
+def test_each_core_package_imports_only_what_its_floor_plan_allows() -> None:
+    core = PACKAGE / "core"
+    assert set(MAY_IMPORT) == {p.name for p in core.iterdir() if (p / "__init__.py").exists()}
+    wrong = []
+    for name, allowed in MAY_IMPORT.items():
+        for path in sorted((core / name).rglob("*.py")):
+            extra = MODULE_MAY_IMPORT.get(str(path.relative_to(core)), set())
+            for imported in core_imports(path):
+                target = imported.removeprefix("core.")
+                if imported.startswith("core.") and target in {name, *allowed, *extra}:
+                    continue
+                if imported == "__version__":  # the package's own version, from `trt_tui/__init__.py`
+                    continue
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {imported}")
+    assert wrong == []
+
+
+def test_the_floor_plan_check_sees_an_arrow_that_points_up(tmp_path: Path) -> None:
+    global PACKAGE
+    package = tmp_path / "trt_tui"
+    (package / "core" / "files").mkdir(parents=True)
+    sample = package / "core" / "files" / "sample.py"
+    sample.write_text("from ..execution.scheduler import Scheduler\nfrom ...ui import app\nfrom . import units\n")
+    saved, PACKAGE = PACKAGE, package
+    try:
+        assert core_imports(sample) == {"core.execution", "ui", "core.files"}
+    finally:
+        PACKAGE = saved

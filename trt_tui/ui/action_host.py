@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
     from ..core.build.driver import BuildSpec
     from ..core.build.events import SpecSummary
+    from ..core.execution.rebuild import RebuildController
     from ..core.execution.scheduler import BuildScheduler
     from ..core.execution.session import Session
-    from ..core.model.watch import ModelWatcher, RebuildController
+    from ..core.model.watch import ModelWatcher
     from ..core.observe.gpu import GpuSampler
     from ..run.collector.server import Collector
     from .build_view import BuildView, Palette

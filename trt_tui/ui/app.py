@@ -26,9 +26,10 @@ from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
 from ..core.execution.executors import Executor
+from ..core.execution.rebuild import RebuildController
 from ..core.history.estimates import slow_phases
 from ..core.model.discover import find_models
-from ..core.model.watch import ModelWatcher, RebuildController
+from ..core.model.watch import ModelWatcher
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
 from . import collector_feed

@@ -24,9 +24,10 @@ def options(w: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ...core.build.driver import default_output, spec_for
+    from ...core.execution.rebuild import RebuildController
     from ...core.files.output_paths import check_trace
     from ...core.model.discover import find_models
-    from ...core.model.watch import ModelChange, ModelWatcher, RebuildController
+    from ...core.model.watch import ModelChange, ModelWatcher
     from ...headless import make_renderer
     from ..options import build_options, session_settings
     from ..signals import Stopper, abandon

@@ -1,4 +1,5 @@
-"""Rebuild on change: watch directories with watchfiles and report complete ONNX files.
+"""Watch directories with watchfiles and report complete ONNX files (what a change means for builds
+is `core.execution.rebuild`'s).
 
 Directories are watched, not files: editors and exporters save by writing a temporary file and
 renaming it over the old one, which replaces the inode a file watch would follow (watchfiles#127).
@@ -19,9 +20,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.driver import BuildSpec
-from ..execution.scheduler import AlreadyBuilding, BuildScheduler
-from ..execution.scheduler_protocol import JobView
 from .modelinfo import ModelInfoError, read_model_info
 
 
@@ -173,44 +171,3 @@ class ModelWatcher:
                 self.on_change(ready)
             except Exception as exc:
                 self.errors.append(f"change handler failed: {exc}")
-
-
-class RebuildController:
-    """What a change means for builds: new and changed models are (re)built, an in-flight build of
-    a changed model is cancelled (forced) and restarted on the new file, removed models are dropped."""
-
-    def __init__(self, scheduler: BuildScheduler, make_spec: Callable[[Path], BuildSpec],
-                 on_submit: Callable[[Path, JobView, ModelChange], None] | None = None,
-                 on_refused: Callable[[Path, str], None] | None = None) -> None:
-        """`on_refused(model, why)`: the scheduler would not take a change's build (its engine is
-        being built by a build this controller did not start); the other changes go on."""
-        self.scheduler = scheduler
-        self.make_spec = make_spec
-        self.on_submit = on_submit
-        self.on_refused = on_refused
-        self.latest: dict[Path, JobView] = {}  # model -> its newest job
-        self.lock = threading.Lock()
-
-    def track(self, model: Path, job: JobView) -> None:
-        """`job` is now `model`'s newest build (one started by hand): a change cancels it too."""
-        with self.lock:
-            self.latest[model] = job
-
-    def handle(self, changes: list[ModelChange]) -> None:
-        for change in changes:
-            with self.lock:
-                previous = self.latest.get(change.path)
-                if previous is not None and not previous.final:
-                    self.scheduler.cancel(previous.id, force=True)  # its model is gone or changed
-                if change.kind == "removed":
-                    self.latest.pop(change.path, None)
-                    continue
-                try:
-                    job = self.scheduler.submit(self.make_spec(change.path))
-                except AlreadyBuilding as exc:
-                    if self.on_refused is not None:
-                        self.on_refused(change.path, str(exc))
-                    continue
-                self.latest[change.path] = job
-            if self.on_submit is not None:
-                self.on_submit(change.path, job, change)
