@@ -41,11 +41,22 @@ class CancelToken:
     def cancelled(self) -> bool:
         return self._event.is_set()
 
+    def is_set(self) -> bool:
+        """As `threading.Event`'s: a token is a `CancelFlag`."""
+        return self._event.is_set()
+
+
+class CancelFlag(Protocol):
+    """What a monitor asks of its cancel flag: a `CancelToken`, or any event (`threading.Event`, a
+    process-shared one in a child, the API's)."""
+
+    def is_set(self) -> bool: ...
+
 
 class MonitorState:
     """What a monitor knows, independent of TensorRT's base class (so it is testable without it)."""
 
-    def __init__(self, job: int, sink: Sink, cancel, t0: float | None = None,
+    def __init__(self, job: int, sink: Sink, cancel: CancelFlag, t0: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """`clock` is injectable so a replayed trace can carry its recorded times (deterministic UI tests)."""
         self.job = job
@@ -64,9 +75,7 @@ class MonitorState:
         self.memory_warned = False  # TensorRT warned that it lacked memory (a tactic skipped for it)
 
     def _cancelled(self) -> bool:
-        cancel = self.cancel
-        flag = getattr(cancel, "cancelled", None)
-        return bool(flag) if flag is not None else cancel.is_set()
+        return self.cancel.is_set()
 
     def log(self, level: int, msg: str, min_severity: int) -> None:
         """One line of TensorRT's log for this build: kept as its last error if it is one, sent on
