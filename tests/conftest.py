@@ -7,7 +7,11 @@ TensorRT-RTX itself, not by looking at file sizes.
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,3 +183,21 @@ def python_without_nvml():
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
         return done.stdout
     return run
+
+
+@pytest.fixture
+def other_user():
+    """A real second user, created for the test and removed after (root only)."""
+    if os.getuid() != 0:
+        pytest.skip(f"creating another user needs root; this test runs as uid {os.getuid()}")
+    if shutil.which("useradd") is None or shutil.which("runuser") is None:
+        pytest.skip("useradd and runuser are needed to act as another user")
+    name = f"trttui{uuid.uuid4().hex[:8]}"
+    made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"useradd cannot create a user here: {made.stderr.strip()}")
+    try:
+        yield pwd.getpwnam(name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)

@@ -10,7 +10,6 @@ after, whatever happens), another real user created with `useradd` where the tes
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
 import stat
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -403,24 +401,6 @@ def test_a_program_speaking_a_newer_protocol_is_refused_in_one_line(runtime) -> 
     finally:
         collector.close()
         scheduler.shutdown()
-
-
-@pytest.fixture
-def other_user():
-    """A real second user, created for the test and removed after (root only)."""
-    if os.getuid() != 0:
-        pytest.skip(f"creating another user needs root; this test runs as uid {os.getuid()}")
-    if shutil.which("useradd") is None or shutil.which("runuser") is None:
-        pytest.skip("useradd and runuser are needed to act as another user")
-    name = f"trttui{uuid.uuid4().hex[:8]}"
-    made = subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"useradd cannot create a user here: {made.stderr.strip()}")
-    try:
-        yield pwd.getpwnam(name)
-    finally:
-        subprocess.run(["userdel", name], capture_output=True)
 
 
 CONNECT = """
