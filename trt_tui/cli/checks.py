@@ -133,3 +133,20 @@ def known_themes() -> list[str]:
     from ..ui.themes import load_themes
 
     return list(dict.fromkeys([*(theme.name for theme in load_themes()), *BUILTIN_THEMES]))
+
+
+def watched_models(args) -> list[Path] | None:
+    """The models under the paths of a command that watches them (`watch`, `serve`), their trace
+    checked against them; each unreadable path said in one line. None where nothing can be watched
+    (no model and no directory to wait in): the command exits 2."""
+    from ..core.build.driver import default_output
+    from ..core.files.output_paths import check_trace
+    from ..core.model.discover import find_models
+
+    models, errors = find_models(args.paths)
+    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
+    for err in errors:
+        print(f"trt-tui: {err}", file=sys.stderr)
+    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+        return None
+    return models

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..errors import EXIT_USAGE, UsageError
@@ -25,10 +24,7 @@ def options(v: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ... import serve
-    from ...core.build.driver import default_output
-    from ...core.files.output_paths import check_trace
-    from ...core.model.discover import find_models
-    from ..checks import theme_problem
+    from ..checks import theme_problem, watched_models
     from ..options import build_options, session_settings
 
     if problem := theme_problem(args.theme):  # found now, not by each browser session's app
@@ -38,11 +34,8 @@ def run(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     options = build_options(args)
-    models, errors = find_models(args.paths)
-    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
-    for err in errors:
-        print(f"trt-tui: {err}", file=sys.stderr)
-    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+    models = watched_models(args)
+    if models is None:
         return EXIT_USAGE
     paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
     try:

@@ -23,22 +23,18 @@ def options(w: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...core.build.driver import default_output, spec_for
+    from ...core.build.driver import spec_for
     from ...core.execution.rebuild import RebuildController
-    from ...core.files.output_paths import check_trace
-    from ...core.model.discover import find_models
     from ...core.model.watch import ModelChange, ModelWatcher
     from ...headless import make_renderer
+    from ..checks import watched_models
     from ..options import build_options, session_settings
     from ..signals import Stopper, abandon
     from .build import HEADLESS_PUMP
 
     options = build_options(args)
-    models, errors = find_models(args.paths)
-    check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
-    for err in errors:
-        print(f"trt-tui: {err}", file=sys.stderr)
-    if errors and not models and not any(Path(p).is_dir() for p in args.paths):
+    models = watched_models(args)
+    if models is None:
         return EXIT_USAGE
     renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
     session = session_settings(args).open(pump_interval=HEADLESS_PUMP)
