@@ -102,6 +102,7 @@ async def shoot_collected(models: Path, out: Path) -> None:
     programs = ROOT / "tests" / "programs"
     shutil.copy(programs / "collected_api.py", models / "train.py")
     shutil.copy(programs / "plain_build.py", models / "export.py")
+    shutil.copy(programs / "slow_monitor.py", models)  # the module both programs import beside them
     app = TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(executor="thread")))
     procs = []
     async with app.run_test(size=SIZE) as pilot:

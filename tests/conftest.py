@@ -19,9 +19,11 @@ import numpy as np
 import onnx
 import pytest
 import tensorrt_rtx as trt
+from helpers import BUILD_TIMEOUT, Recorder
 from onnx import numpy_helper
 
 from trt_tui.core.build.monitor import shared_logger
+from trt_tui.core.execution.scheduler import Scheduler
 from trt_tui.core.model import samples
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -201,3 +203,24 @@ def other_user():
         yield pwd.getpwnam(name)
     finally:
         subprocess.run(["userdel", name], capture_output=True)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def make_scheduler(recorder: Recorder):
+    """`make_scheduler(max_jobs)`: a scheduler reporting to `recorder`, shut down after the test."""
+    schedulers = []
+
+    def make(max_jobs: int = 2) -> Scheduler:
+        scheduler = Scheduler(max_jobs=max_jobs)
+        scheduler.subscribe(recorder)
+        schedulers.append(scheduler)
+        return scheduler
+
+    yield make
+    for scheduler in schedulers:
+        assert scheduler.shutdown(timeout=BUILD_TIMEOUT)

@@ -8,23 +8,35 @@ import (`from helpers import Recorder`): `tests/` is on `sys.path` (pyproject's 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+import numpy as np
+import onnx
+import pynvml
 import pytest
+from onnx import helper, numpy_helper
 
-from trt_tui.core.build.driver import Outcome
+from trt_tui.core.build.driver import BuildSpec, Outcome
 from trt_tui.core.build.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
+from trt_tui.core.build.memory_limit import own_cgroup
 from trt_tui.core.build.monitor import MonitorState
 from trt_tui.core.build.phases import PhaseTree, cancelled_detail
 from trt_tui.core.build.tracker import Trackers
 from trt_tui.core.execution.executor import Executor
+from trt_tui.core.history.records import History
 
 if TYPE_CHECKING:
     from trt_tui.core.execution.job import BuildJob
+
+
+BUILD_TIMEOUT = 120.0  # seconds: far beyond any build here; only there so a hang fails instead of stalling
 
 
 class Recorder:
@@ -191,3 +203,237 @@ class ReplayExecutor(Executor):
         change(State.SUCCEEDED, engine_bytes=self.engine_bytes)
         return outcome
 
+
+GIB = 1024**3
+
+
+@dataclass
+class FakeGpu:
+    """One fake device; ``fail`` maps an NVML function name to the exception it raises."""
+
+    name: bytes | str = b"NVIDIA H200"
+    util: int = 42
+    used: int = 20 * GIB
+    total: int = 140 * GIB
+    temp: int = 55
+    power_mw: int = 250_000
+    clock: int = 1980
+    fail: dict[str, Exception] = field(default_factory=dict)
+
+
+class FakeNvml:
+    """The slice of the pynvml API that GpuSampler uses.
+
+    Raises the real pynvml exception classes (copied onto the class below) so the
+    sampler's ``except nvml.NVMLError_...`` clauses are exercised exactly as in production.
+    """
+
+    NVML_TEMPERATURE_GPU = pynvml.NVML_TEMPERATURE_GPU
+    NVML_CLOCK_SM = pynvml.NVML_CLOCK_SM
+
+    def __init__(self, gpus: list[FakeGpu], init_error: Exception | None = None, driver=b"550.54.15"):
+        self.gpus = gpus
+        self.init_error = init_error
+        self.driver = driver
+        self.init_calls = 0
+        self.shutdown_calls = 0
+        self.count_error: Exception | None = None
+
+    def nvmlInit(self):
+        self.init_calls += 1
+        if self.init_error is not None:
+            raise self.init_error
+
+    def nvmlShutdown(self):
+        self.shutdown_calls += 1
+
+    def nvmlSystemGetDriverVersion(self):
+        return self.driver
+
+    def nvmlDeviceGetCount(self):
+        if self.count_error is not None:
+            raise self.count_error
+        return len(self.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        gpu = self.gpus[index]
+        self._maybe_fail(gpu, "nvmlDeviceGetHandleByIndex")
+        return gpu
+
+    def nvmlDeviceGetName(self, h):
+        self._maybe_fail(h, "nvmlDeviceGetName")
+        return h.name
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        self._maybe_fail(h, "nvmlDeviceGetUtilizationRates")
+        return SimpleNamespace(gpu=h.util, memory=0)
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        self._maybe_fail(h, "nvmlDeviceGetMemoryInfo")
+        return SimpleNamespace(used=h.used, total=h.total, free=h.total - h.used)
+
+    def nvmlDeviceGetTemperature(self, h, sensor):
+        assert sensor == pynvml.NVML_TEMPERATURE_GPU
+        self._maybe_fail(h, "nvmlDeviceGetTemperature")
+        return h.temp
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        self._maybe_fail(h, "nvmlDeviceGetPowerUsage")
+        return h.power_mw
+
+    def nvmlDeviceGetClockInfo(self, h, clock):
+        assert clock == pynvml.NVML_CLOCK_SM
+        self._maybe_fail(h, "nvmlDeviceGetClockInfo")
+        return h.clock
+
+    @staticmethod
+    def _maybe_fail(gpu: FakeGpu, fn: str) -> None:
+        if fn in gpu.fail:
+            raise gpu.fail[fn]
+
+
+def four_gpus() -> list[FakeGpu]:
+    """Four GPUs: #1 does not support power readout, #2's temperature read fails generically."""
+    return [
+        FakeGpu(name=b"NVIDIA H200", util=97, used=61 * GIB, temp=64, power_mw=512_000),
+        FakeGpu(
+            name="NVIDIA H100 80GB HBM3",
+            util=12,
+            total=80 * GIB,
+            fail={"nvmlDeviceGetPowerUsage": pynvml.NVMLError_NotSupported()},
+        ),
+        FakeGpu(
+            name="NVIDIA L40S",
+            util=0,
+            total=48 * GIB,
+            fail={"nvmlDeviceGetTemperature": pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)},
+        ),
+        FakeGpu(name="NVIDIA A100-SXM4-80GB", util=55, total=80 * GIB, clock=1410),
+    ]
+
+
+FAKE_PYNVML = """
+from types import SimpleNamespace
+calls = {"init": 0, "shutdown": 0}
+FAIL = False
+class NVMLError(Exception):
+    pass
+def nvmlInit():
+    calls["init"] += 1
+    if FAIL:
+        raise NVMLError("driver/library version mismatch")
+def nvmlShutdown():
+    calls["shutdown"] += 1
+def nvmlDeviceGetCount():
+    return 1
+def nvmlDeviceGetHandleByIndex(i):
+    return i
+def nvmlDeviceGetName(h):
+    return b"Fake H200"
+def nvmlDeviceGetCudaComputeCapability(h):
+    return 9, 0
+def nvmlSystemGetDriverVersion():
+    return "565.57"
+def nvmlDeviceGetComputeRunningProcesses(h):
+    import os
+    return [SimpleNamespace(pid=os.getpid(), usedGpuMemory=3 << 20)]
+def nvmlDeviceGetGraphicsRunningProcesses(h):
+    return []
+"""
+
+
+def cgroup_v1_problem() -> str | None:
+    """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
+    own = own_cgroup("memory")
+    if own is None:
+        return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
+    parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
+    if not (parent / "memory.limit_in_bytes").exists():
+        return f"{parent}: no memory cgroup v1 mounted here"
+    probe = parent / f"trt-tui-test-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        return f"{parent}: cannot create a child cgroup ({exc.strerror})"
+    return None
+
+
+needs_cgroup_v1 = pytest.mark.skipif(cgroup_v1_problem() is not None, reason=str(cgroup_v1_problem()))
+
+
+def check_nesting(events: list[dict], trees: dict[int, PhaseTree]) -> None:
+    """Every "X" event lies inside its parent phase's event (same track), in whole nanoseconds."""
+    for tid, tree in trees.items():
+        spans = [e for e in events if e["ph"] == "X" and e["tid"] == tid]
+        order = [phase for _, phase in tree.walk()]
+        assert [e["name"] for e in spans] == [p.name for p in order]  # one per phase, in walk order
+        by_id = dict(zip((p.id for p in order), spans))
+        for phase in order:
+            event = by_id[phase.id]
+            assert isinstance(event["ts"], (int, float)) and isinstance(event["dur"], (int, float))
+            assert event["ts"] >= 0 and event["dur"] >= 0
+            if phase.parent is None:
+                continue
+            parent = by_id[phase.parent]
+            start, end = round(event["ts"] * 1000), round((event["ts"] + event["dur"]) * 1000)
+            p_start, p_end = round(parent["ts"] * 1000), round((parent["ts"] + parent["dur"]) * 1000)
+            assert p_start <= start <= end <= p_end, (phase.name, event, parent)
+
+
+
+def edit_mnist(path: Path) -> None:
+    """Change conv1.weight and add two unnamed nodes on a branch nothing reads."""
+    model = onnx.load(path)
+    graph = model.graph
+    for i, init in enumerate(graph.initializer):
+        if init.name == "conv1.weight":
+            array = numpy_helper.to_array(init) * 0.5
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(array.astype(np.float32), "conv1.weight"))
+    graph.node.append(helper.make_node("Relu", ["conv1"], ["spare1"]))
+    graph.node.append(helper.make_node("Relu", ["spare1"], ["spare2"]))
+    onnx.save(model, path)
+
+
+def record(history: History, model: str | Path = "/models/mnist.onnx", **overrides) -> int:
+    fields = dict(
+        model=model, model_hash="abc123", options={"opt_level": 3, "workspace": None}, backend="tensorrt-rtx",
+        backend_version="1.7.1.116", state="succeeded", error=None, started=time.time(), duration=2.5,
+        engine_bytes=318540, phases={"Building engine": 2.0, "Building engine/Optimizing graph": 0.5},
+    )
+    fields.update(overrides)
+    return history.record(**fields)
+
+
+def queued(job: int, model: Path) -> StateChanged:
+    """The first event of a build of `model`: what the recorder learns what it records from."""
+    spec = BuildSpec(model, model.with_suffix(".engine"))
+    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
+
+
+def tree_of(*events) -> PhaseTree:
+    tree = PhaseTree()
+    tree.extend(events)
+    return tree
+
+
+EXPECTED_SHAPES = {
+    "mnist": ([1, 1, 28, 28], [1, 10]),
+    "resnet50": ([1, 3, 224, 224], [1, 1000]),
+    "densenet": ([1, 3, 224, 224], [1, 1000]),
+}
+
+
+def pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+OLD_DB = Path(__file__).parent / "data" / "history-main-11cf61b.sqlite3"  # a history an older trt-tui wrote
+
+
+for _name in dir(pynvml):
+    if _name.startswith("NVMLError"):
+        setattr(FakeNvml, _name, getattr(pynvml, _name))

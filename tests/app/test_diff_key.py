@@ -11,8 +11,6 @@ from helpers import run_cli
 
 from trt_tui.core.model.samples import write_samples
 
-OLD_DB = Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3"
-
 
 def build(capsys, model: Path, history: Path, *extra: str) -> dict:
     """One real build through `trt-tui build --json`; returns the first state event after queued."""

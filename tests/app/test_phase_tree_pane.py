@@ -3,16 +3,10 @@
 
 from __future__ import annotations
 
+from helpers import tree_of
 from textual.app import App
 
 from trt_tui.core.build.events import PhaseStart
-from trt_tui.core.build.phases import PhaseTree
-
-
-def tree_of(*events) -> PhaseTree:
-    tree = PhaseTree()
-    tree.extend(events)
-    return tree
 
 
 async def test_a_tree_that_outgrows_its_pane_shows_a_scrollbar_at_once():

@@ -9,37 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Recorder
+from helpers import BUILD_TIMEOUT, Recorder
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import State, StateChanged
 from trt_tui.core.execution.scheduler import BuildJob, Scheduler
 
-BUILD_TIMEOUT = 120.0  # seconds: far beyond any build here; only there so a hang fails instead of stalling
-
-
 SUCCESS_STATES = [State.QUEUED, State.PARSING, State.BUILDING, State.WRITING, State.SUCCEEDED]
 
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
-
-
-@pytest.fixture
-def make_scheduler(recorder: Recorder):
-    """`make_scheduler(max_jobs)`: a scheduler reporting to `recorder`, shut down after the test."""
-    schedulers = []
-
-    def make(max_jobs: int = 2) -> Scheduler:
-        scheduler = Scheduler(max_jobs=max_jobs)
-        scheduler.subscribe(recorder)
-        schedulers.append(scheduler)
-        return scheduler
-
-    yield make
-    for scheduler in schedulers:
-        assert scheduler.shutdown(timeout=BUILD_TIMEOUT)
 
 
 def build_one(make_scheduler, model: Path, output: Path, options: BuildOptions | None = None) -> BuildJob:

@@ -7,11 +7,8 @@ import json
 import threading
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
-from helpers import run_cli
-from onnx import helper, numpy_helper
+from helpers import edit_mnist, run_cli
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec
@@ -21,8 +18,6 @@ from trt_tui.core.execution.executors import ThreadExecutor
 from trt_tui.core.execution.scheduler import BuildJob, Scheduler
 from trt_tui.core.model.samples import write_samples
 
-OLD_DB = Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3"
-
 
 def build(capsys, model: Path, history: Path, *extra: str) -> dict:
     """One real build through `trt-tui build --json`; returns the first state event after queued."""
@@ -31,19 +26,6 @@ def build(capsys, model: Path, history: Path, *extra: str) -> dict:
     states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
     assert states[0]["state"] == "queued" and states[0]["reason"] is None
     return states[1]
-
-
-def edit_mnist(path: Path) -> None:
-    """Change conv1.weight and add two unnamed nodes on a branch nothing reads."""
-    model = onnx.load(path)
-    graph = model.graph
-    for i, init in enumerate(graph.initializer):
-        if init.name == "conv1.weight":
-            array = numpy_helper.to_array(init) * 0.5
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(array.astype(np.float32), "conv1.weight"))
-    graph.node.append(helper.make_node("Relu", ["conv1"], ["spare1"]))
-    graph.node.append(helper.make_node("Relu", ["spare1"], ["spare2"]))
-    onnx.save(model, path)
 
 
 @pytest.fixture

@@ -94,6 +94,7 @@ def start(program: Path, *args, env: dict, name: str | None = None, tmp_path: Pa
     if name is not None:
         copy = tmp_path / name
         shutil.copy(program, copy)
+        shutil.copy(PROGRAMS / "slow_monitor.py", tmp_path)  # the module the programs import beside them
         program = copy
     return subprocess.Popen([sys.executable, str(program), *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)

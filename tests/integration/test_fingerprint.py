@@ -8,17 +8,12 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
-from helpers import run_cli
-from onnx import helper, numpy_helper
+from helpers import OLD_DB, edit_mnist, run_cli
 
 from trt_tui.core.cache.engine_cache import sidecar_path
 from trt_tui.core.history.records import History
 from trt_tui.core.model.samples import write_samples
-
-OLD_DB = Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3"
 
 
 def build(capsys, model: Path, history: Path, *extra: str) -> dict:
@@ -28,19 +23,6 @@ def build(capsys, model: Path, history: Path, *extra: str) -> dict:
     states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
     assert states[0]["state"] == "queued" and states[0]["reason"] is None
     return states[1]
-
-
-def edit_mnist(path: Path) -> None:
-    """Change conv1.weight and add two unnamed nodes on a branch nothing reads."""
-    model = onnx.load(path)
-    graph = model.graph
-    for i, init in enumerate(graph.initializer):
-        if init.name == "conv1.weight":
-            array = numpy_helper.to_array(init) * 0.5
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(array.astype(np.float32), "conv1.weight"))
-    graph.node.append(helper.make_node("Relu", ["conv1"], ["spare1"]))
-    graph.node.append(helper.make_node("Relu", ["spare1"], ["spare2"]))
-    onnx.save(model, path)
 
 
 @pytest.fixture

@@ -10,25 +10,16 @@ from pathlib import Path
 
 import pytest
 import tensorrt_rtx
+from helpers import record
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import State
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.execution.scheduler import Scheduler
 from trt_tui.core.history.estimates import eta
 from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import History
 from trt_tui.core.model.samples import write_samples
-
-
-def record(history: History, model: str | Path = "/models/mnist.onnx", **overrides) -> int:
-    fields = dict(
-        model=model, model_hash="abc123", options={"opt_level": 3, "workspace": None}, backend="tensorrt-rtx",
-        backend_version="1.7.1.116", state="succeeded", error=None, started=time.time(), duration=2.5,
-        engine_bytes=318540, phases={"Building engine": 2.0, "Building engine/Optimizing graph": 0.5},
-    )
-    fields.update(overrides)
-    return history.record(**fields)
 
 
 def _writer(path: str, who: int, count: int, start, results) -> None:
@@ -48,12 +39,6 @@ def _writer(path: str, who: int, count: int, start, results) -> None:
 def mnist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path,) = write_samples(tmp_path_factory.mktemp("mnist"), ["mnist"])
     return path
-
-
-def queued(job: int, model: Path) -> StateChanged:
-    """The first event of a build of `model`: what the recorder learns what it records from."""
-    spec = BuildSpec(model, model.with_suffix(".engine"))
-    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
 
 
 def test_two_processes_write_at_once(tmp_path: Path) -> None:

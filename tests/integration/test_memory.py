@@ -9,13 +9,12 @@ and the out-of-memory kill is the kernel's.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
-import pytest
+from helpers import needs_cgroup_v1
 
 from trt_tui.core.build import memory_limit as memory_limit_module
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
@@ -29,26 +28,6 @@ from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import History
 
 MiB = 1 << 20
-
-
-def _cgroup_v1_problem() -> str | None:
-    """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
-    own = own_cgroup("memory")
-    if own is None:
-        return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
-    parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
-    if not (parent / "memory.limit_in_bytes").exists():
-        return f"{parent}: no memory cgroup v1 mounted here"
-    probe = parent / f"trt-tui-test-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        probe.rmdir()
-    except OSError as exc:
-        return f"{parent}: cannot create a child cgroup ({exc.strerror})"
-    return None
-
-
-needs_cgroup_v1 = pytest.mark.skipif(_cgroup_v1_problem() is not None, reason=str(_cgroup_v1_problem()))
 
 
 def _run(cli_env, trt_tui_command, *args, timeout=300) -> subprocess.CompletedProcess:

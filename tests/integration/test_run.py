@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import pilot_wait, run_command
+from helpers import pgid, pilot_wait, run_command
 
 from trt_tui.core.build.events import State
 from trt_tui.core.model.samples import write_samples
@@ -205,7 +205,7 @@ def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
     build = next(iter(builds(lines).values()))
     assert final_state(build)["state"] == "cancelled"
     assert not engine.exists() and not list(tmp_path.iterdir())
-    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
 
 
 def test_ctrl_c_twice_kills_a_program_that_ignores_the_first(models, tmp_path):
@@ -237,14 +237,7 @@ def test_ctrl_c_twice_kills_a_program_that_ignores_the_first(models, tmp_path):
     assert process.returncode == 130 and took < 5, (process.returncode, took)  # cancelled, by a Ctrl-C
     messages = [r["message"] for r in lines + events(rest) if r["event"] == "message"]
     assert messages == ["trt-tui: stopping own_monitor.py (Ctrl-C again to kill it)"]
-    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
+    assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
 
 
 def polygraphy() -> str | None:
@@ -428,7 +421,7 @@ async def test_app_quit_during_a_build_leaves_nothing_of_the_program(models, tmp
         await pilot.press("q")
         await pilot_wait(pilot, lambda: run.exited.is_set(), 10)
     assert app.views[2].state is State.CANCELLED and app.views[1].state is State.CANCELLED
-    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
     assert not engine.exists() and not list(tmp_path.iterdir())
 
 

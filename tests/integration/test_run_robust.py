@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers import pgid
 
 from trt_tui.core.build.events import Log, State
 from trt_tui.core.model.samples import write_samples
@@ -66,13 +67,6 @@ def kill_quietly(pids) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
 
 
 # -- output ------------------------------------------------------------------------------------------
@@ -227,7 +221,7 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
     assert [r for r in build if r["event"] == "state"][-1]["state"] == "cancelled"
     messages = [r["message"] for r in lines if r["event"] == "message"]
     assert messages == [f"trt-tui: {sig.name}: stopping own_monitor.py ({sig.name} again to kill it)"]
-    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
     assert not engine.exists()
 
 
@@ -263,7 +257,7 @@ def test_the_apps_terminal_closing_stops_the_program(models, tmp_path):
     finally:
         process.kill()
     assert code == 128 + signal.SIGHUP
-    assert not [p for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == group]
+    assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
     assert not engine.exists()
 
 

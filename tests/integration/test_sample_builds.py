@@ -9,12 +9,6 @@ import tensorrt_rtx as trt
 
 from trt_tui.core.model import samples
 
-EXPECTED_SHAPES = {
-    "mnist": ([1, 1, 28, 28], [1, 10]),
-    "resnet50": ([1, 3, 224, 224], [1, 1000]),
-    "densenet": ([1, 3, 224, 224], [1, 1000]),
-}
-
 
 @pytest.fixture(scope="module")
 def models() -> dict[str, onnx.ModelProto]:

@@ -6,37 +6,14 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers import Recorder, wait_until
+from helpers import BUILD_TIMEOUT, wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, Step
 from trt_tui.core.execution.scheduler import Scheduler
 
-BUILD_TIMEOUT = 120.0  # seconds: far beyond any build here; only there so a hang fails instead of stalling
-
-
 SUCCESS_STATES = [State.QUEUED, State.PARSING, State.BUILDING, State.WRITING, State.SUCCEEDED]
 
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
-
-
-@pytest.fixture
-def make_scheduler(recorder: Recorder):
-    """`make_scheduler(max_jobs)`: a scheduler reporting to `recorder`, shut down after the test."""
-    schedulers = []
-
-    def make(max_jobs: int = 2) -> Scheduler:
-        scheduler = Scheduler(max_jobs=max_jobs)
-        scheduler.subscribe(recorder)
-        schedulers.append(scheduler)
-        return scheduler
-
-    yield make
-    for scheduler in schedulers:
-        assert scheduler.shutdown(timeout=BUILD_TIMEOUT)
 
 
 def test_two_builds_at_once_both_succeed(make_scheduler, recorder, sample_dir, tmp_path, engine_checker) -> None:

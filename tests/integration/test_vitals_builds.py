@@ -25,36 +25,6 @@ def collect(scheduler: Scheduler) -> list:
     return events
 
 
-FAKE_PYNVML = """
-from types import SimpleNamespace
-calls = {"init": 0, "shutdown": 0}
-FAIL = False
-class NVMLError(Exception):
-    pass
-def nvmlInit():
-    calls["init"] += 1
-    if FAIL:
-        raise NVMLError("driver/library version mismatch")
-def nvmlShutdown():
-    calls["shutdown"] += 1
-def nvmlDeviceGetCount():
-    return 1
-def nvmlDeviceGetHandleByIndex(i):
-    return i
-def nvmlDeviceGetName(h):
-    return b"Fake H200"
-def nvmlDeviceGetCudaComputeCapability(h):
-    return 9, 0
-def nvmlSystemGetDriverVersion():
-    return "565.57"
-def nvmlDeviceGetComputeRunningProcesses(h):
-    import os
-    return [SimpleNamespace(pid=os.getpid(), usedGpuMemory=3 << 20)]
-def nvmlDeviceGetGraphicsRunningProcesses(h):
-    return []
-"""
-
-
 def test_thread_executor_samples_its_own_process(sample_dir: Path, tmp_path: Path) -> None:
     scheduler = Scheduler(executor=ThreadExecutor(VitalsConfig(interval=0.05)))
     events = collect(scheduler)

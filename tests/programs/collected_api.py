@@ -8,27 +8,11 @@ Prints `RESULT` and the observation's state as JSON; exits 0 when built, 3 when 
 
 import json
 import sys
-import time
 
 import tensorrt_rtx as trt
+from slow_monitor import SlowMonitor
 
 import trt_tui
-
-
-class SlowMonitor(trt.IProgressMonitor):
-    def __init__(self, step_seconds):
-        trt.IProgressMonitor.__init__(self)
-        self.step_seconds = step_seconds
-
-    def phase_start(self, phase_name, parent_phase, num_steps):
-        pass
-
-    def step_complete(self, phase_name, step):
-        time.sleep(self.step_seconds)
-        return True
-
-    def phase_finish(self, phase_name):
-        pass
 
 
 def main():

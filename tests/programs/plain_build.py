@@ -6,9 +6,9 @@ came back; writes ENGINE only then. Exits 0 when built, 3 when not.
 """
 
 import sys
-import time
 
 import tensorrt_rtx as trt
+from slow_monitor import SlowMonitor
 
 
 class Logger(trt.ILogger):
@@ -18,22 +18,6 @@ class Logger(trt.ILogger):
     def log(self, severity, msg):
         if severity <= trt.ILogger.Severity.WARNING:
             print(f"[plain] {severity.name}: {msg}", file=sys.stderr)
-
-
-class SlowMonitor(trt.IProgressMonitor):
-    def __init__(self, step_seconds):
-        trt.IProgressMonitor.__init__(self)
-        self.step_seconds = step_seconds
-
-    def phase_start(self, phase_name, parent_phase, num_steps):
-        pass
-
-    def step_complete(self, phase_name, step):
-        time.sleep(self.step_seconds)
-        return True
-
-    def phase_finish(self, phase_name):
-        pass
 
 
 def main():

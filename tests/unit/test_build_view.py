@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import tree_of
 from textual.app import App
 
 from trt_tui.core.build.driver import BuildSpec
@@ -25,12 +26,6 @@ from trt_tui.ui.build_view import (
     progress_text,
 )
 from trt_tui.ui.themes import load_themes
-
-
-def tree_of(*events) -> PhaseTree:
-    tree = PhaseTree()
-    tree.extend(events)
-    return tree
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ from trt_tui.core.cache.engine_cache import ContentHasher, EngineCache
 from trt_tui.core.model.modelinfo import read_model_digests
 from trt_tui.core.model.samples import write_samples
 
-OLD_DB = Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3"
-
 
 @pytest.fixture
 def mnist(tmp_path: Path) -> Path:

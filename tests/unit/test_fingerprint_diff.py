@@ -5,29 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import onnx
 import pytest
-from onnx import helper, numpy_helper
+from helpers import edit_mnist
 
 from trt_tui.core.cache.fingerprint import Fingerprint, diff, model_changes, rebuild_reason
 from trt_tui.core.model.modelinfo import read_model_digests
 from trt_tui.core.model.samples import write_samples
-
-OLD_DB = Path(__file__).parent.parent / "data" / "history-main-11cf61b.sqlite3"
-
-
-def edit_mnist(path: Path) -> None:
-    """Change conv1.weight and add two unnamed nodes on a branch nothing reads."""
-    model = onnx.load(path)
-    graph = model.graph
-    for i, init in enumerate(graph.initializer):
-        if init.name == "conv1.weight":
-            array = numpy_helper.to_array(init) * 0.5
-            graph.initializer[i].CopyFrom(numpy_helper.from_array(array.astype(np.float32), "conv1.weight"))
-    graph.node.append(helper.make_node("Relu", ["conv1"], ["spare1"]))
-    graph.node.append(helper.make_node("Relu", ["spare1"], ["spare2"]))
-    onnx.save(model, path)
 
 
 @pytest.fixture

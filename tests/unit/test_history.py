@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import queued, record
 
-from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.history import records as history_module
@@ -22,16 +22,6 @@ from trt_tui.core.history.estimates import eta, phase_key, slow_phases
 from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import SCHEMA_VERSION, History, HistoryError
 from trt_tui.core.history.table import format_history
-
-
-def record(history: History, model: str | Path = "/models/mnist.onnx", **overrides) -> int:
-    fields = dict(
-        model=model, model_hash="abc123", options={"opt_level": 3, "workspace": None}, backend="tensorrt-rtx",
-        backend_version="1.7.1.116", state="succeeded", error=None, started=time.time(), duration=2.5,
-        engine_bytes=318540, phases={"Building engine": 2.0, "Building engine/Optimizing graph": 0.5},
-    )
-    fields.update(overrides)
-    return history.record(**fields)
 
 
 def tree_of(events) -> PhaseTree:
@@ -224,12 +214,6 @@ def test_slow_phases_flags_a_running_phase_as_it_overruns() -> None:
 
 
 # -- the recorder, with real builds -----------------------------------------------------------------
-
-
-def queued(job: int, model: Path) -> StateChanged:
-    """The first event of a build of `model`: what the recorder learns what it records from."""
-    spec = BuildSpec(model, model.with_suffix(".engine"))
-    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
 
 
 def test_recorder_never_raises_and_reports_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

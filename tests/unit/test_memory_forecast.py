@@ -3,39 +3,16 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from trt_tui.core.build.events import State, StateChanged
-from trt_tui.core.build.memory_limit import memory_failure, own_cgroup
+from trt_tui.core.build.memory_limit import memory_failure
 from trt_tui.core.history.forecast import fit, forecast
 from trt_tui.core.history.records import History
 
 MiB = 1 << 20
-
-
-def _cgroup_v1_problem() -> str | None:
-    """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
-    own = own_cgroup("memory")
-    if own is None:
-        return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
-    parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
-    if not (parent / "memory.limit_in_bytes").exists():
-        return f"{parent}: no memory cgroup v1 mounted here"
-    probe = parent / f"trt-tui-test-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        probe.rmdir()
-    except OSError as exc:
-        return f"{parent}: cannot create a child cgroup ({exc.strerror})"
-    return None
-
-
-needs_cgroup_v1 = pytest.mark.skipif(_cgroup_v1_problem() is not None, reason=str(_cgroup_v1_problem()))
 
 
 def test_a_fitted_forecast_has_a_spread_and_too_little_history_is_unknown() -> None:

@@ -11,15 +11,10 @@ import numpy as np
 import onnx
 import pytest
 import tensorrt_rtx as trt
+from helpers import EXPECTED_SHAPES
 from onnx.reference import ReferenceEvaluator
 
 from trt_tui.core.model import samples
-
-EXPECTED_SHAPES = {
-    "mnist": ([1, 1, 28, 28], [1, 10]),
-    "resnet50": ([1, 3, 224, 224], [1, 1000]),
-    "densenet": ([1, 3, 224, 224], [1, 1000]),
-}
 
 
 def _dims(value_info: onnx.ValueInfoProto) -> list[int | str]:

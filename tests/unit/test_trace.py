@@ -6,29 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import check_nesting
 
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.observe.trace import TraceWriter, trace_events
-
-
-def check_nesting(events: list[dict], trees: dict[int, PhaseTree]) -> None:
-    """Every "X" event lies inside its parent phase's event (same track), in whole nanoseconds."""
-    for tid, tree in trees.items():
-        spans = [e for e in events if e["ph"] == "X" and e["tid"] == tid]
-        order = [phase for _, phase in tree.walk()]
-        assert [e["name"] for e in spans] == [p.name for p in order]  # one per phase, in walk order
-        by_id = dict(zip((p.id for p in order), spans))
-        for phase in order:
-            event = by_id[phase.id]
-            assert isinstance(event["ts"], (int, float)) and isinstance(event["dur"], (int, float))
-            assert event["ts"] >= 0 and event["dur"] >= 0
-            if phase.parent is None:
-                continue
-            parent = by_id[phase.parent]
-            start, end = round(event["ts"] * 1000), round((event["ts"] + event["dur"]) * 1000)
-            p_start, p_end = round(parent["ts"] * 1000), round((parent["ts"] + parent["dur"]) * 1000)
-            assert p_start <= start <= end <= p_end, (phase.name, event, parent)
 
 
 def cancelled_build() -> list:

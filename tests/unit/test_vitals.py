@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import FAKE_PYNVML
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import StackDump, State, StateChanged, Vitals, event_from_dict, event_to_dict
@@ -125,36 +126,6 @@ def test_a_machine_without_nvml_answers_no_gpu_without_loading_pynvml(python_wit
                               "host, gpu = host_info()\n"
                               "print(gpu, gpu_memory_of(os.getpid()), 'pynvml' in sys.modules, host['cores'] > 0)\n")
     assert out.split() == ["None", "None", "False", "True"], out
-
-
-FAKE_PYNVML = """
-from types import SimpleNamespace
-calls = {"init": 0, "shutdown": 0}
-FAIL = False
-class NVMLError(Exception):
-    pass
-def nvmlInit():
-    calls["init"] += 1
-    if FAIL:
-        raise NVMLError("driver/library version mismatch")
-def nvmlShutdown():
-    calls["shutdown"] += 1
-def nvmlDeviceGetCount():
-    return 1
-def nvmlDeviceGetHandleByIndex(i):
-    return i
-def nvmlDeviceGetName(h):
-    return b"Fake H200"
-def nvmlDeviceGetCudaComputeCapability(h):
-    return 9, 0
-def nvmlSystemGetDriverVersion():
-    return "565.57"
-def nvmlDeviceGetComputeRunningProcesses(h):
-    import os
-    return [SimpleNamespace(pid=os.getpid(), usedGpuMemory=3 << 20)]
-def nvmlDeviceGetGraphicsRunningProcesses(h):
-    return []
-"""
 
 
 @pytest.mark.parametrize("fails", [False, True])
