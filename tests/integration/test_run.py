@@ -284,8 +284,10 @@ def test_a_quiet_build_is_read_from_outside_stalled_with_its_stack(models, tmp_p
     assert {f"pid {r['pid']}" for r in vitals} == {pid}
     verdicts = [r["verdict"] for r in vitals]
     assert STALLED in verdicts and WORKING in verdicts[verdicts.index(STALLED):], verdicts
-    (stack,) = [r for r in build if r["event"] == "stack"]
-    assert f"pid {stack['pid']}" == pid and "CountingMonitor.step_complete" in stack["text"], stack["text"]
+    # One stack per quiet spell: the pause is one; on a loaded machine a slow TensorRT step can be another.
+    stacks = [r for r in build if r["event"] == "stack"]
+    assert stacks and {f"pid {r['pid']}" for r in stacks} == {pid}
+    assert any("CountingMonitor.step_complete" in r["text"] for r in stacks), [r["text"] for r in stacks]
     last = final_state(build)
     assert last["state"] == "succeeded" and last["peak_rss_bytes"] == max(r["peak_rss_bytes"] for r in vitals) > 0
 
