@@ -224,3 +224,17 @@ def make_scheduler(recorder: Recorder):
     yield make
     for scheduler in schedulers:
         assert scheduler.shutdown(timeout=BUILD_TIMEOUT)
+
+
+@pytest.fixture
+def scheduler():
+    """`scheduler(max_jobs, executor)`: a bare scheduler (no subscriber), shut down after the test."""
+    made = []
+
+    def make(max_jobs: int = 1, executor=None) -> Scheduler:
+        made.append(Scheduler(max_jobs=max_jobs, executor=executor))
+        return made[-1]
+
+    yield make
+    for s in made:
+        assert s.shutdown(timeout=BUILD_TIMEOUT)

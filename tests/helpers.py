@@ -129,6 +129,44 @@ def run_command(command: list[str], env: dict[str, str] | None, *args, cwd: Path
         pytest.fail(f"{' '.join(map(str, args))} did not end within {timeout}s (the app opened?): {exc.stdout!r}")
 
 
+def build_json(capsys, model: Path, history: Path, *extra: str) -> dict:
+    """One real build through `trt-tui build --json`; returns the first state event after queued (the
+    one that says why it builds)."""
+    code, out, err = run_cli(capsys, "build", str(model), "--json", "--history", str(history), *extra)
+    assert code == 0, err
+    states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
+    assert states[0]["state"] == "queued" and states[0]["reason"] is None
+    return states[1]
+
+
+def json_lines(stdout: str) -> list[dict]:
+    """Every line of a `--json` run, parsed: a line that is not JSON fails the test."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def by_job(records: list[dict]) -> dict[int, list[dict]]:
+    """Each build's records, by job id, in the order they came (records without a job are left out)."""
+    builds: dict[int, list[dict]] = {}
+    for record in records:
+        if "job" in record:
+            builds.setdefault(record["job"], []).append(record)
+    return builds
+
+
+def one_error(result: subprocess.CompletedProcess) -> str:
+    """The run printed exactly one error line and no traceback; returns it."""
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def one_line(result: subprocess.CompletedProcess) -> str:
+    """The one line of stderr a usage error must be, with nothing on stdout."""
+    assert not result.stdout.strip(), result.stdout + result.stderr
+    return one_error(result)
+
+
 # --- the replay test double --------------------------------------------------------------------------
 # A scripted builder: replays a recorded `IProgressMonitor` trace through the real monitor code, for
 # deterministic UI tests and snapshots *in addition to* real builds, never instead of them. The recorded

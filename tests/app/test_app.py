@@ -15,7 +15,6 @@ from helpers import ReplayExecutor, load_trace, pilot_wait
 
 from trt_tui.core.build.events import Severity, State
 from trt_tui.core.execution.session_settings import SessionSettings
-from trt_tui.core.model.samples import write_samples
 from trt_tui.core.observe.gpu import GpuSampler
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
 from trt_tui.ui.help_screen import HelpScreen
@@ -25,19 +24,6 @@ from trt_tui.ui.widgets.gpu_panel import GpuPanel
 
 TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 SIZE = (160, 48)
-
-
-@pytest.fixture(scope="module")
-def models_src(tmp_path_factory) -> Path:
-    return Path(write_samples(tmp_path_factory.mktemp("app-samples"))[0]).parent
-
-
-@pytest.fixture
-def models(models_src, tmp_path) -> Path:
-    """A private directory of the samples per test (hard links: no copying 200 MB)."""
-    for src in models_src.glob("*.onnx"):
-        os.link(src, tmp_path / src.name)
-    return tmp_path
 
 
 def leftovers(directory: Path) -> list[str]:

@@ -13,12 +13,6 @@ from helpers import pilot_wait
 from test_app import SIZE, filter_to, held_replay_app, make, start_held_build
 
 from trt_tui.core.build.events import State
-from trt_tui.core.model.samples import write_samples
-
-
-@pytest.fixture(scope="module")
-def models_src(tmp_path_factory) -> Path:
-    return Path(write_samples(tmp_path_factory.mktemp("bundle-samples"))[0]).parent
 
 
 @pytest.fixture

@@ -11,29 +11,14 @@ import time
 from pathlib import Path
 
 import onnx
-import pytest
 from helpers import pilot_wait
 from test_app import SIZE, held_replay_app, make, replay_executor, start_held_build
 
 from trt_tui.core.build.events import State
-from trt_tui.core.model.samples import write_samples
 from trt_tui.ui.widgets.key_bar import KeyBar
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
 SMALL = (80, 24)
-
-
-@pytest.fixture(scope="module")
-def models_src(tmp_path_factory) -> Path:
-    return Path(write_samples(tmp_path_factory.mktemp("app-samples"))[0]).parent
-
-
-@pytest.fixture
-def models(models_src, tmp_path) -> Path:
-    """A private directory of the samples per test (hard links), which a test may change."""
-    for src in models_src.glob("*.onnx"):
-        os.link(src, tmp_path / src.name)
-    return tmp_path
 
 
 def drawn(widget) -> list[str]:

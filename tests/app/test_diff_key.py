@@ -3,22 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import build_json
 
 from trt_tui.core.model.samples import write_samples
-
-
-def build(capsys, model: Path, history: Path, *extra: str) -> dict:
-    """One real build through `trt-tui build --json`; returns the first state event after queued."""
-    code, out, err = run_cli(capsys, "build", str(model), "--json", "--history", str(history), *extra)
-    assert code == 0, err
-    states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
-    assert states[0]["state"] == "queued" and states[0]["reason"] is None
-    return states[1]
 
 
 @pytest.fixture
@@ -34,7 +24,7 @@ async def test_app_key_shows_the_diff_against_the_previous_build(mnist, tmp_path
     from trt_tui.ui.widgets.diff_panel import DiffPanel
 
     history = tmp_path / "history.sqlite3"
-    build(capsys, mnist, history, "--opt-level", "3")
+    build_json(capsys, mnist, history, "--opt-level", "3")
     app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("D")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
 from helpers import pilot_wait
@@ -17,22 +16,9 @@ from test_app_usability import SMALL, drawn, key_bar
 from trt_tui.core.build import log_store
 from trt_tui.core.build.events import Log, Severity, State
 from trt_tui.core.build.log_store import HEADER, LogStore
-from trt_tui.core.model.samples import write_samples
 from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.notifier import notification, summary
 from trt_tui.ui.widgets.log_prompt import LogInput
-
-
-@pytest.fixture(scope="module")
-def models_src(tmp_path_factory) -> Path:
-    return Path(write_samples(tmp_path_factory.mktemp("log-samples"))[0]).parent
-
-
-@pytest.fixture
-def models(models_src, tmp_path) -> Path:
-    for src in models_src.glob("*.onnx"):
-        os.link(src, tmp_path / src.name)
-    return tmp_path
 
 
 async def built_mnist(pilot, app) -> int:

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import edit_mnist, run_cli
+from helpers import build_json, edit_mnist
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec
@@ -17,15 +17,6 @@ from trt_tui.core.cache.engine_cache import ContentHasher, EngineCache, sidecar_
 from trt_tui.core.execution.executors import ThreadExecutor
 from trt_tui.core.execution.scheduler import BuildJob, Scheduler
 from trt_tui.core.model.samples import write_samples
-
-
-def build(capsys, model: Path, history: Path, *extra: str) -> dict:
-    """One real build through `trt-tui build --json`; returns the first state event after queued."""
-    code, out, err = run_cli(capsys, "build", str(model), "--json", "--history", str(history), *extra)
-    assert code == 0, err
-    states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
-    assert states[0]["state"] == "queued" and states[0]["reason"] is None
-    return states[1]
 
 
 @pytest.fixture
@@ -100,9 +91,9 @@ def test_a_model_edited_while_it_builds_is_built_again_next_time(mnist, tmp_path
     assert job.state is State.SUCCEEDED, job.outcome
     assert job.fingerprint is None
     assert json.loads(sidecar_path(engine).read_text())["key"] is None
-    again = build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
+    again = build_json(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
     assert again["state"] == "parsing" and again["reason"] == "model changed while its engine was built"
-    assert build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))["reason"] == "up to date"
+    assert build_json(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))["reason"] == "up to date"
 
 
 def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, tmp_path, capsys, monkeypatch):
@@ -116,7 +107,7 @@ def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, t
 
     engine = tmp_path / "mnist.engine"
     history = tmp_path / "history.sqlite3"
-    assert build(capsys, mnist, history, "-o", str(engine))["reason"] == "no engine yet"
+    assert build_json(capsys, mnist, history, "-o", str(engine))["reason"] == "no engine yet"
     spec = BuildSpec(mnist, engine)
     digests_read = []
     monkeypatch.setattr(cache_module, "read_digests", lambda model, *rest: (
@@ -139,7 +130,7 @@ def test_an_unchanged_model_and_engine_are_checked_without_reading_them(mnist, t
     os.utime(engine)  # the engine too (copied back, restored by a checkout): hashed once
     assert check() == ("up to date", [engine])
     assert check() == ("up to date", [])
-    assert build(capsys, mnist, history, "-o", str(engine))["state"] == "skipped"
+    assert build_json(capsys, mnist, history, "-o", str(engine))["state"] == "skipped"
 
     # Other bytes of the same size, the mtime put back: the ctime still tells, and it is hashed.
     st = engine.stat()
@@ -160,7 +151,7 @@ def test_new_stamps_never_overwrite_a_record_written_since_it_was_read(mnist, tm
     import os
 
     engine = tmp_path / "mnist.engine"
-    build(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
+    build_json(capsys, mnist, tmp_path / "history.sqlite3", "-o", str(engine))
     read_then = sidecar.read(engine)
     os.utime(engine)
     hashed = sidecar.stamp_of(engine)

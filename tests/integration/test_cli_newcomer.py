@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import run_command
+from helpers import one_line, run_command
 from test_cli import run_on_a_terminal
 
 EXIT_OK, EXIT_USAGE, EXIT_CANCELLED = 0, 2, 130
@@ -27,14 +27,6 @@ def trt_tui(cli_env, trt_tui_command):
         return run_command(trt_tui_command, cli_env, *args, cwd=cwd, timeout=TIMEOUT)
 
     return run
-
-
-def one_line(result: subprocess.CompletedProcess) -> str:
-    """The one line of stderr a usage error must be, with nothing on stdout."""
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and not result.stdout.strip(), result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import ReplayExecutor, load_trace, pilot_wait, run_command
+from helpers import ReplayExecutor, load_trace, one_line, pilot_wait, run_command
 
 from trt_tui import cli
 from trt_tui.config_file import apply_config_file
@@ -52,13 +52,6 @@ def trt_tui(cli_env, trt_tui_command, config_home):
         return run_command(trt_tui_command, {**env, **(extra_env or {})}, *args, cwd=cwd)
 
     return run
-
-
-def one_line(result: subprocess.CompletedProcess) -> str:
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and not result.stdout.strip(), result.stdout + result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 def printed(result: subprocess.CompletedProcess) -> dict[str, tuple[str, str]]:

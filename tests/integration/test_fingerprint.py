@@ -9,20 +9,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import OLD_DB, edit_mnist, run_cli
+from helpers import OLD_DB, build_json, edit_mnist, run_cli
 
 from trt_tui.core.cache.engine_cache import sidecar_path
 from trt_tui.core.history.records import History
 from trt_tui.core.model.samples import write_samples
-
-
-def build(capsys, model: Path, history: Path, *extra: str) -> dict:
-    """One real build through `trt-tui build --json`; returns the first state event after queued."""
-    code, out, err = run_cli(capsys, "build", str(model), "--json", "--history", str(history), *extra)
-    assert code == 0, err
-    states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
-    assert states[0]["state"] == "queued" and states[0]["reason"] is None
-    return states[1]
 
 
 @pytest.fixture
@@ -35,14 +26,14 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
     history = tmp_path / "history.sqlite3"
     engine = mnist.with_suffix(".engine")
 
-    assert build(capsys, mnist, history, "--opt-level", "3")["reason"] == "no engine yet"
-    skipped = build(capsys, mnist, history, "--opt-level", "3")
+    assert build_json(capsys, mnist, history, "--opt-level", "3")["reason"] == "no engine yet"
+    skipped = build_json(capsys, mnist, history, "--opt-level", "3")
     assert skipped["state"] == "skipped" and skipped["reason"] == "up to date"
-    assert build(capsys, mnist, history, "--opt-level", "3", "--force")["reason"] == "--force"
-    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "options changed (--opt-level 3 → 4)"
+    assert build_json(capsys, mnist, history, "--opt-level", "3", "--force")["reason"] == "--force"
+    assert build_json(capsys, mnist, history, "--opt-level", "4")["reason"] == "options changed (--opt-level 3 → 4)"
 
     engine.unlink()
-    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "engine missing"
+    assert build_json(capsys, mnist, history, "--opt-level", "4")["reason"] == "engine missing"
     # An engine changed on disk is not trt-tui's any more: it is not replaced without --force.
     for damage in ("bytes", "no sidecar", "empty sidecar"):
         engine.write_bytes(b"not the engine that was built")
@@ -53,10 +44,10 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
         code, _, err = run_cli(capsys, "build", str(mnist), "--json", "--history", str(history), "--opt-level", "4")
         assert code == 2 and "not an engine trt-tui wrote" in err, (damage, err)
         assert engine.read_bytes() == b"not the engine that was built"
-        assert build(capsys, mnist, history, "--opt-level", "4", "--force")["reason"] == "--force"
+        assert build_json(capsys, mnist, history, "--opt-level", "4", "--force")["reason"] == "--force"
 
     edit_mnist(mnist)
-    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == (
+    assert build_json(capsys, mnist, history, "--opt-level", "4")["reason"] == (
         "model changed: initializer conv1.weight changed; 2 nodes added")
 
     # Another backend version: the engine was built by a TensorRT-RTX other than this one.
@@ -65,9 +56,9 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
     version = record["key"]["backend_version"]
     record["key"]["backend_version"] = record["fingerprint"]["backend_version"] = "1.6.0.1"
     sidecar.write_text(json.dumps(record))
-    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == (
+    assert build_json(capsys, mnist, history, "--opt-level", "4")["reason"] == (
         f"backend tensorrt-rtx 1.6.0.1 → tensorrt-rtx {version}")
-    assert build(capsys, mnist, history, "--opt-level", "4")["reason"] == "up to date"
+    assert build_json(capsys, mnist, history, "--opt-level", "4")["reason"] == "up to date"
 
     # The plain renderer says it on the state's line, whichever executor runs the build.
     code, out, _ = run_cli(capsys, "build", str(mnist), "--history", str(history), "--opt-level", "2",
@@ -78,8 +69,8 @@ def test_every_rebuild_says_why(mnist, tmp_path, capsys):
 
 def test_history_lists_ids_and_json(mnist, tmp_path, capsys):
     history = tmp_path / "history.sqlite3"
-    build(capsys, mnist, history)
-    build(capsys, mnist, history)
+    build_json(capsys, mnist, history)
+    build_json(capsys, mnist, history)
     code, out, _ = run_cli(capsys, "history", "--history", str(history), "--json")
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
@@ -97,9 +88,9 @@ def test_history_lists_ids_and_json(mnist, tmp_path, capsys):
 
 def test_history_diff_by_ids_and_by_model(mnist, tmp_path, capsys):
     history = tmp_path / "history.sqlite3"
-    build(capsys, mnist, history, "--opt-level", "3")
+    build_json(capsys, mnist, history, "--opt-level", "3")
     edit_mnist(mnist)
-    build(capsys, mnist, history, "--opt-level", "1")
+    build_json(capsys, mnist, history, "--opt-level", "1")
     with History(history) as h:
         first, second = sorted(r.id for r in h.builds())
 
@@ -134,7 +125,7 @@ def test_history_diff_errors_are_one_line(mnist, tmp_path, capsys):
     code, _, err = run_cli(capsys, "history", "diff", "1", "2", "--history", str(history))
     assert code == 2 and err.count("\n") == 1 and "no build history" in err
     assert not history.exists()
-    build(capsys, mnist, history)
+    build_json(capsys, mnist, history)
     code, _, err = run_cli(capsys, "history", "diff", "1", "99", "--history", str(history))
     assert code == 2 and err.strip() == f"trt-tui: history diff: no build with id 99 in {history} (see `trt-tui history`)"
     code, _, err = run_cli(capsys, "history", "diff", "mnist.onnx", "--history", str(history))
@@ -161,7 +152,7 @@ def test_an_old_history_database_migrates_in_place(mnist, tmp_path, capsys):
     code, out, _ = run_cli(capsys, "history", "diff", "1", "2", "--history", str(path))
     assert code == 0 and "fingerprint: not recorded for either build" in out and "phases" in out
 
-    build(capsys, mnist, path)
+    build_json(capsys, mnist, path)
     with History(path) as h:
         records = h.builds(limit=10)
         assert len(records) == 3 and h.schema_version == 1
@@ -169,7 +160,7 @@ def test_an_old_history_database_migrates_in_place(mnist, tmp_path, capsys):
         assert records[0].model_hash == records[0].fingerprint["model"]["hash"]
         assert records[1].fingerprint is None
     # The model's digests are kept once per model content, not in every row.
-    build(capsys, mnist, path, "--force")
+    build_json(capsys, mnist, path, "--force")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM model_digests").fetchone() == (1,)
         rows = [json.loads(text) for (text,) in db.execute("SELECT fingerprint FROM builds WHERE fingerprint IS NOT NULL")]

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import one_error
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec, run_build
@@ -36,14 +37,6 @@ def cli(cli_env, trt_tui_command):
                               env=env or cli_env, timeout=timeout, check=False)
 
     return run
-
-
-def one_error(result: subprocess.CompletedProcess) -> str:
-    """The run printed exactly one error line and no traceback; returns it."""
-    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def temps(directory: Path) -> list[Path]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import pilot_wait
+from helpers import one_error, pilot_wait
 from onnx import numpy_helper
 
 from trt_tui.core.build import sidecar
@@ -37,13 +37,6 @@ def cli(cli_env, trt_tui_command):
                               env=env or cli_env, timeout=timeout, check=False, cwd=cwd)
 
     return run
-
-
-def one_error(result: subprocess.CompletedProcess) -> str:
-    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def variant(mnist: Path, directory: Path, name: str, scale: float) -> Path:

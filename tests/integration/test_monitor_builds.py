@@ -13,23 +13,6 @@ from trt_tui.core.build.events import PhaseFinish, PhaseStart
 from trt_tui.core.build.monitor import CancelToken, MonitorState, make_monitor, shared_logger
 from trt_tui.core.build.phases import PhaseTree
 
-THREADS = 8
-
-
-ROUNDS = 60
-
-
-CHILD_STEPS = 5
-
-
-LEAF_STEPS = 3
-
-
-EARLY_STEPS, EARLY_DONE = 10, 4
-
-
-REUSES = 2  # "child" runs twice in a row under one "top", like "Computing reformatting costs"
-
 
 def build_with_monitor(model: Path, cancel) -> tuple[object, MonitorState, PhaseTree, list]:
     """Parse and build `model` with trt-tui's monitor attached, the way build.py does."""

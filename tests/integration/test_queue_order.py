@@ -6,30 +6,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from helpers import wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import State
-from trt_tui.core.execution.scheduler import Scheduler
 
 TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 
 
 TIMEOUT = 120.0
-
-
-@pytest.fixture
-def scheduler():
-    made = []
-
-    def make(max_jobs: int = 1, executor=None) -> Scheduler:
-        made.append(Scheduler(max_jobs=max_jobs, executor=executor))
-        return made[-1]
-
-    yield make
-    for s in made:
-        assert s.shutdown(timeout=TIMEOUT)
 
 
 def mnist(sample_dir: Path, tmp_path: Path, i: int) -> BuildSpec:

@@ -539,18 +539,27 @@ def test_cli_watch_builds_through_ray_and_leaves_no_ray(cli_env, trt_tui_command
     assert "phase_start" in kinds and "vitals" not in kinds, kinds
 
 
+def densenet_on_local_ray(trt_tui_command, sample_dir, engine: Path, env: dict) -> subprocess.Popen:
+    """`trt-tui build --executor ray --json` of DenseNet on a local Ray, returned once its first phase
+    has come back (the local Ray is up and building then)."""
+    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
+                             "--executor", "ray", "--json"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + TIMEOUT
+    for line in proc.stdout:
+        if '"phase_start"' in line:
+            return proc
+        if time.monotonic() > deadline:
+            break
+    proc.kill()
+    pytest.fail("no phase came back")
+
+
 def test_cli_second_ctrl_c_exits_at_once_and_leaves_no_ray(cli_env, trt_tui_command, sample_dir, tmp_path):
     """Exiting at once skips Ray's shutdown: the local Ray's raylet, agents and workers are killed instead."""
     engine = tmp_path / "densenet.engine"
-    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
-                             "--executor", "ray", "--json"], env={**cli_env, "RAY_ADDRESS": ""},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = densenet_on_local_ray(trt_tui_command, sample_dir, engine, {**cli_env, "RAY_ADDRESS": ""})
     try:
-        deadline = time.monotonic() + TIMEOUT
-        for line in proc.stdout:
-            if '"phase_start"' in line:
-                break
-            assert time.monotonic() < deadline, "no phase came back"
         spawned = ray_processes_under(proc.pid)
         names = [_name(p) for p in spawned]
         proc.send_signal(signal.SIGINT)
@@ -711,15 +720,8 @@ def test_cli_local_ray_listens_on_loopback_only_and_asks_for_a_token(cli_env, tr
     turns Ray's token off; the token is not left on disk."""
     engine = tmp_path / "densenet.engine"
     env = {**cli_env, "RAY_ADDRESS": "", "RAY_AUTH_MODE": "disabled"}
-    proc = subprocess.Popen([*trt_tui_command, "build", str(sample_dir / "densenet.onnx"), "-o", str(engine),
-                             "--executor", "ray", "--json"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = densenet_on_local_ray(trt_tui_command, sample_dir, engine, env)
     try:
-        deadline = time.monotonic() + TIMEOUT
-        for line in proc.stdout:
-            if '"phase_start"' in line:
-                break
-            assert time.monotonic() < deadline, "no phase came back"
         spawned = ray_processes_under(proc.pid)
         pids = {p.pid for p in spawned} | {proc.pid}
         listening = [(c.laddr.ip, c.laddr.port, c.pid) for c in psutil.net_connections("inet")

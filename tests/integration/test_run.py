@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import pgid, pilot_wait, run_command
+from helpers import by_job, json_lines, pgid, pilot_wait, run_command
 
 from trt_tui.core.build.events import State
 from trt_tui.core.model.samples import write_samples
@@ -44,19 +44,6 @@ def trt_tui(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedP
     return run_command([sys.executable, "-m", "trt_tui"], env, *args, timeout=timeout, cwd=kwargs.pop("cwd", None))
 
 
-def events(stdout: str) -> list[dict]:
-    return [json.loads(line) for line in stdout.splitlines()]
-
-
-def builds(records: list[dict]) -> dict[int, list[dict]]:
-    """Each observed build's events, by job id."""
-    by_job: dict[int, list[dict]] = {}
-    for record in records:
-        if "job" in record:
-            by_job.setdefault(record["job"], []).append(record)
-    return by_job
-
-
 def final_state(records: list[dict]) -> dict:
     return [r for r in records if r["event"] == "state"][-1]
 
@@ -64,7 +51,7 @@ def final_state(records: list[dict]) -> dict:
 def assert_one_build_wrote(result, model: Path, engine: Path) -> None:
     """`run --json` saw exactly one build, of `model`, and it succeeded with the engine on disk."""
     assert result.returncode == 0, result.stderr
-    (job, build), = builds(events(result.stdout)).items()
+    (job, build), = by_job(json_lines(result.stdout)).items()
     assert build[0]["model"] == str(model)
     assert final_state(build)["state"] == "succeeded"
     assert final_state(build)["engine_bytes"] == engine.stat().st_size
@@ -75,7 +62,7 @@ def test_own_monitor_is_still_called_and_trt_tui_sees_the_phases(models, tmp_pat
     result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "own_monitor.py"),
                      str(models / "mnist.onnx"), str(engine))
     assert result.returncode == 0, result.stderr
-    records = events(result.stdout)
+    records = json_lines(result.stdout)
     output = [r["line"] for r in records if r["event"] == "output"]
     calls = int(next(line for line in output if line.startswith("monitor calls:")).split(":")[1])
     lines = int(next(line for line in output if line.startswith("logger lines:")).split(":")[1])
@@ -83,7 +70,7 @@ def test_own_monitor_is_still_called_and_trt_tui_sees_the_phases(models, tmp_pat
     alone = subprocess.run([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
                             str(tmp_path / "alone.engine")], capture_output=True, text=True, timeout=60)
     assert f"monitor calls: {calls}\nlogger lines: {lines}\n" in alone.stdout  # ...as often as without trt-tui
-    (job, build), = builds(records).items()
+    (job, build), = by_job(records).items()
     assert {r["model"] for r in build} == {str(models / "mnist.onnx")}  # named by the file it parsed
     starts = [r for r in build if r["event"] == "phase_start"]
     assert starts[0]["name"] == "Building engine" and starts[0]["parent"] is None
@@ -100,7 +87,7 @@ def test_the_programs_own_cancel_still_cancels(models, tmp_path):
     result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "own_monitor.py"),
                      str(models / "mnist.onnx"), str(engine), "--cancel-at", "10")
     assert result.returncode == 3  # the program's exit code: it got no engine
-    (job, build), = builds(events(result.stdout)).items()
+    (job, build), = by_job(json_lines(result.stdout)).items()
     last = final_state(build)
     assert last["state"] == "cancelled" and "program's own progress monitor" in last["detail"]
     assert not engine.exists()
@@ -111,9 +98,9 @@ def test_the_programs_own_cancel_still_cancels(models, tmp_path):
 def test_exit_codes_pass_through_and_a_program_that_never_builds_just_runs(code):
     result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "no_build.py"), str(code))
     assert result.returncode == code
-    records = events(result.stdout)
+    records = json_lines(result.stdout)
     assert [r["line"] for r in records if r["event"] == "output"] == ["nothing to build"]
-    assert not builds(records)
+    assert not by_job(records)
     assert "a warning of its own" in result.stderr
 
 
@@ -123,7 +110,7 @@ def test_python_dash_m_module(models, tmp_path):
     result = trt_tui("run", "--json", "--", sys.executable, "-m", "own_monitor", str(models / "mnist.onnx"),
                      str(engine), env=env)
     assert result.returncode == 0, result.stderr
-    (job, build), = builds(events(result.stdout)).items()
+    (job, build), = by_job(json_lines(result.stdout)).items()
     assert final_state(build)["state"] == "succeeded" and engine.exists()
 
 
@@ -155,8 +142,8 @@ def test_builds_in_a_spawn_pool_are_both_seen(models, tmp_path, method):
     result = trt_tui("run", "--json", "--", sys.executable, str(PROGRAMS / "spawn_pool.py"), method,
                      str(models / "mnist.onnx"), str(tmp_path))
     assert result.returncode == 0, result.stderr
-    records = events(result.stdout)
-    seen = builds(records)
+    records = json_lines(result.stdout)
+    seen = by_job(records)
     assert len(seen) == 2
     pids = set()
     for build in seen.values():
@@ -197,12 +184,12 @@ def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
         took = time.monotonic() - asked
     finally:
         process.kill()
-    lines += events(rest)
+    lines += json_lines(rest)
     assert took < grace, f"the program took {took:.1f}s to stop"
     # Cancelled, as `trt-tui build` says it (130), not the program's own code (3: its build returned no
     # engine, because trt-tui's monitor said stop), so that a script tells cancelled from failed.
     assert process.returncode == 130
-    build = next(iter(builds(lines).values()))
+    build = next(iter(by_job(lines).values()))
     assert final_state(build)["state"] == "cancelled"
     assert not engine.exists() and not list(tmp_path.iterdir())
     assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
@@ -235,7 +222,7 @@ def test_ctrl_c_twice_kills_a_program_that_ignores_the_first(models, tmp_path):
     finally:
         process.kill()
     assert process.returncode == 130 and took < 5, (process.returncode, took)  # cancelled, by a Ctrl-C
-    messages = [r["message"] for r in lines + events(rest) if r["event"] == "message"]
+    messages = [r["message"] for r in lines + json_lines(rest) if r["event"] == "message"]
     assert messages == ["trt-tui: stopping own_monitor.py (Ctrl-C again to kill it)"]
     assert not [p for p in psutil.process_iter(["pid"]) if pgid(p.pid) == group]
 
@@ -278,7 +265,7 @@ def test_a_quiet_build_is_read_from_outside_stalled_with_its_stack(models, tmp_p
                      str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(tmp_path / "mnist.engine"),
                      "--pause-at", "10", "3")
     assert result.returncode == 0, result.stderr
-    (job, build), = builds(events(result.stdout)).items()
+    (job, build), = by_job(json_lines(result.stdout)).items()
     pid = next(r["detail"] for r in build if r["event"] == "state" and r["state"] == "building")
     vitals = [r for r in build if r["event"] == "vitals"]
     assert {f"pid {r['pid']}" for r in vitals} == {pid}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import pgid
+from helpers import by_job, json_lines, pgid
 
 from trt_tui.core.build.events import Log, State
 from trt_tui.core.model.samples import write_samples
@@ -40,18 +40,6 @@ def models(tmp_path_factory) -> Path:
 
 def trt_tui(*args: str, timeout: float = 120, env=None, text=True) -> subprocess.CompletedProcess:
     return subprocess.run([PY, "-m", "trt_tui", *args], capture_output=True, text=text, timeout=timeout, env=env)
-
-
-def records(stdout: str) -> list[dict]:
-    return [json.loads(line) for line in stdout.splitlines()]
-
-
-def build_events(lines: list[dict]) -> dict[int, list[dict]]:
-    by_job: dict[int, list[dict]] = {}
-    for record in lines:
-        if "job" in record:
-            by_job.setdefault(record["job"], []).append(record)
-    return by_job
 
 
 def running(pid: int) -> bool:
@@ -87,7 +75,7 @@ def test_a_slow_reader_of_trt_tui_still_gets_all_of_the_output(mode, count):
         process.kill()
     assert process.returncode == 0, stderr
     if mode == "--json":
-        lines = [r["line"] for r in records(stdout.decode()) if r["event"] == "output"]
+        lines = [r["line"] for r in json_lines(stdout.decode()) if r["event"] == "output"]
     else:
         lines = stdout.decode().splitlines()
     assert lines == [f"{i:020d}" for i in range(count)]
@@ -110,7 +98,7 @@ def test_output_events_carry_a_time_and_come_in_order_with_the_build(models, tmp
     result = trt_tui("run", "--json", "--", PY, str(PROGRAMS / "ordered.py"), str(models / "mnist.onnx"),
                      str(tmp_path / "mnist.engine"))
     assert result.returncode == 0, result.stderr
-    lines = records(result.stdout)
+    lines = json_lines(result.stdout)
     output = [i for i, r in enumerate(lines) if r["event"] == "output"]
     assert [lines[i]["line"] for i in output] == ["before the build", "after the build"]
     assert all(isinstance(lines[i]["t"], float) and lines[i]["t"] >= 0 for i in output)
@@ -216,8 +204,8 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
     finally:
         process.kill()
     assert process.returncode == 128 + sig, stderr.read_text()
-    lines += records(rest)
-    (build,) = build_events(lines).values()
+    lines += json_lines(rest)
+    (build,) = by_job(lines).values()
     assert [r for r in build if r["event"] == "state"][-1]["state"] == "cancelled"
     messages = [r["message"] for r in lines if r["event"] == "message"]
     assert messages == [f"trt-tui: {sig.name}: stopping own_monitor.py ({sig.name} again to kill it)"]
@@ -359,7 +347,7 @@ def test_a_tensorrt_shim_of_tensorrt_rtx_is_seen_once(models, tmp_path, shim):
     result = trt_tui("run", "--json", "--", PY, str(PROGRAMS / "via_tensorrt.py"), str(models / "mnist.onnx"),
                      str(engine), env=env)
     assert result.returncode == 0, result.stderr
-    (build,) = build_events(records(result.stdout)).values()
+    (build,) = by_job(json_lines(result.stdout)).values()
     assert [r for r in build if r["event"] == "state"][-1]["state"] == "succeeded"
     assert "cannot observe" not in result.stderr and result.stderr == ""
 
@@ -376,7 +364,7 @@ def test_a_wrapped_python_build_is_observed(models, tmp_path):
     result = trt_tui("run", "--json", "--", "env", PY, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
                      str(engine))
     assert result.returncode == 0 and "not a Python program" not in result.stderr
-    (build,) = build_events(records(result.stdout)).values()
+    (build,) = by_job(json_lines(result.stdout)).values()
     assert [r for r in build if r["event"] == "state"][-1]["state"] == "succeeded"
 
 
@@ -385,7 +373,7 @@ def test_python_dash_capital_i_is_said_to_be_unobserved(models, tmp_path):
     result = trt_tui("run", "--json", "--", PY, "-I", str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
                      str(engine))
     assert result.returncode == 0 and engine.exists()  # it ran, and built, unobserved
-    assert not build_events(records(result.stdout))
+    assert not by_job(json_lines(result.stdout))
     notes = [line for line in result.stderr.splitlines() if line.startswith("trt-tui:")]
     assert len(notes) == 1 and "-I ignores trt-tui's hook" in notes[0], result.stderr
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 from helpers import ReplayExecutor, load_trace, wait_until
 
 from trt_tui.core.build.driver import BuildSpec
@@ -15,19 +14,6 @@ from trt_tui.core.execution.scheduler import Scheduler
 
 TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 TIMEOUT = 120.0
-
-
-@pytest.fixture
-def scheduler():
-    made = []
-
-    def make(max_jobs: int = 1, executor=None) -> Scheduler:
-        made.append(Scheduler(max_jobs=max_jobs, executor=executor))
-        return made[-1]
-
-    yield make
-    for s in made:
-        assert s.shutdown(timeout=TIMEOUT)
 
 
 def held() -> ReplayExecutor:
