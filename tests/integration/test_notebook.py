@@ -1,7 +1,6 @@
 """`trt_tui.observe(config)` in a real notebook, run by a real Jupyter kernel (nbclient + ipykernel).
 
-The cell's output must hold the display's final state: the ipywidgets widget's saved value, or,
-without ipywidgets, the HTML display that was updated in place.
+The cell's output must hold the display's final state: one HTML display, updated in place.
 """
 
 from __future__ import annotations
@@ -16,14 +15,10 @@ pytest.importorskip("ipykernel")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 TIMEOUT = 180
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def notebook(model: Path, without_ipywidgets: bool) -> nbformat.NotebookNode:
+def notebook(model: Path) -> nbformat.NotebookNode:
     setup = f"import sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\n"
-    if without_ipywidgets:
-        setup += "sys.modules['ipywidgets'] = None  # as if it were not installed\n"
     setup += f"""import tensorrt_rtx as trt
 import trt_tui
 builder = trt.Builder(trt_tui.logger(trt))
@@ -63,23 +58,11 @@ def final_report(nb) -> str:
     return "".join(o.get("text", "") for o in nb.cells[2].outputs if o.output_type == "stream")
 
 
-def test_widget_holds_the_final_state(kernel_starts, sample_dir, tmp_path) -> None:
-    nb = execute(notebook(sample_dir / "mnist.onnx", without_ipywidgets=False), tmp_path)
-    assert final_report(nb).startswith("succeeded "), nb.cells[2].outputs
-    views = [o.data[WIDGET_VIEW] for o in nb.cells[1].outputs if o.output_type == "display_data" and WIDGET_VIEW in o.data]
-    assert len(views) == 1, nb.cells[1].outputs
-    state = nb.metadata["widgets"][WIDGET_STATE]["state"][views[0]["model_id"]]["state"]
-    value = state["value"]
-    assert "mnist] succeeded" in value and "peak RSS" in value, value
-    assert "Building engine" in value  # the slowest phases under the outcome
-    assert "<progress" not in value  # no bar left running
-
-
-def test_without_ipywidgets_the_html_display_is_updated_in_place(kernel_starts, sample_dir, tmp_path) -> None:
-    nb = execute(notebook(sample_dir / "mnist.onnx", without_ipywidgets=True), tmp_path)
+def test_the_html_display_is_updated_in_place_and_holds_the_outcome(kernel_starts, sample_dir, tmp_path) -> None:
+    nb = execute(notebook(sample_dir / "mnist.onnx"), tmp_path)
     assert final_report(nb).startswith("succeeded "), nb.cells[2].outputs
     shown = [o for o in nb.cells[1].outputs if o.output_type == "display_data"]
     assert len(shown) == 1, nb.cells[1].outputs  # one display, replaced, not one per update
     html = shown[0].data["text/html"]
-    assert "mnist] succeeded" in html and "Building engine" in html, html
-    assert WIDGET_VIEW not in shown[0].data
+    assert "mnist] succeeded" in html and "peak RSS" in html and "Building engine" in html, html
+    assert "<progress" not in html  # no bar left running

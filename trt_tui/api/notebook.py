@@ -1,9 +1,9 @@
 """The observation's display in Jupyter (and VS Code's notebooks): one HTML block updated in place.
 
-With ipywidgets importable it is an `ipywidgets.HTML` widget (its value is the notebook's saved
-widget state); without, an IPython display handle whose output is replaced on each update. Either
-way the same HTML: the build's line (state, progress, elapsed, the vitals' verdict, CPU, memory) and
-one bar per active phase under its parent; once over, the outcome and the slowest phases.
+An IPython display handle whose output is replaced on each update: the front end shows only the
+newest and the saved notebook keeps it, with no widget library to install. The HTML: the build's
+line (state, progress, elapsed, the vitals' verdict, CPU, memory) and one bar per active phase
+under its parent; once over, the outcome and the slowest phases.
 
 Updates come on the scheduler's pump thread and are sent at most `FPS` times a second (each is a
 message to the notebook's front end), and always for a state change, so the last one shows the end.
@@ -79,15 +79,7 @@ class NotebookDisplay:
         self.started = time.monotonic()
         self.last_draw = 0.0
         self.value = render_html("", self.state, self.tree, 0.0, None, None, [])
-        try:
-            import ipywidgets
-        except ImportError:
-            self.widget = None
-            self.handle_ = display(HTML(self.value), display_id=True)
-        else:
-            self.widget = ipywidgets.HTML(value=self.value)
-            self.handle_ = None
-            display(self.widget)
+        self.handle_ = display(HTML(self.value), display_id=True)
 
     def note(self, job: int, events: list[Event]) -> None:
         """Fold events in without drawing them."""
@@ -122,10 +114,7 @@ class NotebookDisplay:
         self.value = render_html(self.model, self.state, self.tree, now - self.started, self.vitals, self.final,
                                  self.warnings)
         try:
-            if self.widget is not None:
-                self.widget.value = self.value
-            else:
-                self.handle_.update(self._html(self.value))
+            self.handle_.update(self._html(self.value))
         except Exception:
             pass  # a display that cannot be updated must not stop the build's events
 
