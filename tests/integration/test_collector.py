@@ -120,7 +120,9 @@ async def test_two_programs_building_at_once_appear_by_name_and_one_is_cancelled
             await wait_until(pilot, lambda: all(view_named(app, n) is not None for n in procs), "both builds listed")
             a, b = view_named(app, "train_a.py"), view_named(app, "train_b.py")
             await wait_until(pilot, lambda: a.state is State.BUILDING and a.tree.phases, "train_a.py's phases")
-            assert b.state in (State.BUILDING, State.SUCCEEDED)
+            # train_b.py started second; on a loaded machine its build may still be starting (queued).
+            await wait_until(pilot, lambda: b.state in (State.BUILDING, State.SUCCEEDED), "train_b.py's build")
+            assert a.state is State.BUILDING, "train_a.py's slow build ended before train_b.py's started"
             app.builds.focus()
             app.builds.move_to(a.id)  # the cursor's row is the selection
             await wait_until(pilot, lambda: app.selected == a.id, "train_a.py selected")
