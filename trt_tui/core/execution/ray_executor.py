@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,6 +45,9 @@ from .transport import Ended, RunningBuild, TransportExecutor
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
 RAY_MISSING = "--executor ray needs Ray: pip install 'trt-tui[ray]'"
+# How long the relay may take to hand over a task's events (it answers in milliseconds): one that has
+# not answered by then is taken for lost with its node, so that a follow loop never waits on it for good.
+RELAY_TIMEOUT = 60.0
 
 
 def ray_available() -> bool:
@@ -263,8 +267,8 @@ class RayExecutor(TransportExecutor):
         if follower.relay_lost:
             return []
         try:
-            return ray.get(self._relay.take.remote(job.id))
-        except Exception:
+            return ray.get(self._relay.take.remote(job.id), timeout=RELAY_TIMEOUT)
+        except Exception:  # the actor died (with its node), or did not answer in time
             follower.relay_lost = True
             return []
 
@@ -310,19 +314,28 @@ class _RayFollower(Follower):
 
 
 # Why Ray says a task ended without a result, in the user's words; Ray's own text runs to a paragraph
-# of advice about its tools.
+# of advice about its tools, coloured for a terminal.
 _LOST = {"NodeDiedError": "its node died", "LocalRayletDiedError": "the local raylet died",
-         "WorkerCrashedError": "its worker process died", "OutOfMemoryError": "Ray killed its worker for memory"}
+         "WorkerCrashedError": "its worker process died", "OutOfMemoryError": "Ray killed its worker for memory",
+         # Raised in the task when it reports to trt-tui's relay actor and the actor is gone (with its node).
+         "ActorDiedError": "the relay it reports its events to died"}
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _ray_reason(exc: BaseException | None) -> str:
-    """The kind of Ray's exception, with what it means where known, else its first sentence."""
+    """The kind of Ray's exception, with what it means where known, else its first sentence. An
+    exception raised inside the task arrives wrapped (`RayTaskError(Cause)`): the cause is the reason."""
     if exc is None:
         return "no result"
+    from ray.exceptions import RayTaskError
+
+    if isinstance(exc, RayTaskError) and isinstance(exc.cause, BaseException):
+        exc = exc.cause
     kind = type(exc).__name__
     if kind in _LOST:
         return f"{_LOST[kind]} ({kind})"
-    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = _COLOUR.sub("", str(exc))
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     first = first.split(". ", 1)[0].rstrip(".")
     return f"{kind}: {first}" if first else kind
 
