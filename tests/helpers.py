@@ -144,6 +144,22 @@ def json_lines(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
+def json_lines_until(stream, condition) -> list[dict]:
+    """A `--json` run's lines read from its `stream` as they come, up to the first for which
+    `condition(record)` holds (or the end)."""
+    records: list[dict] = []
+    for line in stream:
+        records.append(json.loads(line))
+        if condition(records[-1]):
+            break
+    return records
+
+
+def under_way(record: dict) -> bool:
+    """A build's record once it is well under way: TensorRT has started optimizing the graph."""
+    return record["event"] == "phase_start" and record["name"] == "Optimizing graph"
+
+
 def by_job(records: list[dict]) -> dict[int, list[dict]]:
     """Each build's records, by job id, in the order they came (records without a job are left out)."""
     builds: dict[int, list[dict]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import by_job, json_lines, pgid, pilot_wait, run_command
+from helpers import by_job, json_lines, json_lines_until, pgid, pilot_wait, run_command, under_way
 
 from trt_tui.core.build.events import State
 from trt_tui.core.model.samples import write_samples
@@ -169,11 +169,7 @@ def test_ctrl_c_stops_a_long_build_within_the_grace(models, tmp_path):
          str(PROGRAMS / "own_monitor.py"), str(models / "resnet50.onnx"), str(engine), "--slow-steps", "0.02"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        lines = []
-        for line in process.stdout:  # until the build is under way
-            lines.append(json.loads(line))
-            if lines[-1]["event"] == "phase_start" and lines[-1]["name"] == "Optimizing graph":
-                break
+        lines = json_lines_until(process.stdout, under_way)
         program = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
         assert len(program) == 1
         group = os.getpgid(program[0].pid)
@@ -204,11 +200,9 @@ def test_ctrl_c_twice_kills_a_program_that_ignores_the_first(models, tmp_path):
          str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"), str(engine), "--stubborn"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        lines = []
-        for line in process.stdout:  # its build is over; now it sleeps, deaf to SIGINT
-            lines.append(json.loads(line))
-            if lines[-1]["event"] == "output" and lines[-1]["line"].startswith("logger lines:"):
-                break
+        # Its build is over; now it sleeps, deaf to SIGINT.
+        lines = json_lines_until(process.stdout,
+                                 lambda r: r["event"] == "output" and r["line"].startswith("logger lines:"))
         (program,) = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
         group = os.getpgid(program.pid)
         process.send_signal(signal.SIGINT)

@@ -6,7 +6,6 @@ nothing is left.
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import select
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import by_job, json_lines, pgid
+from helpers import by_job, json_lines, json_lines_until, pgid, under_way
 
 from trt_tui.core.build.events import Log, State
 from trt_tui.core.model.samples import write_samples
@@ -191,11 +190,7 @@ def test_sigterm_and_sighup_stop_the_program_as_ctrl_c_does(models, tmp_path, si
         [PY, "-m", "trt_tui", "run", "--json", "--grace", "5", "--", PY, str(PROGRAMS / "own_monitor.py"),
          str(models / "resnet50.onnx"), str(engine), "--slow-steps", "0.02"], stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True)
     try:
-        lines = []
-        for line in process.stdout:  # until the build is under way
-            lines.append(json.loads(line))
-            if lines[-1]["event"] == "phase_start" and lines[-1]["name"] == "Optimizing graph":
-                break
+        lines = json_lines_until(process.stdout, under_way)
         (program,) = [p for p in psutil.Process(process.pid).children() if "own_monitor.py" in " ".join(p.cmdline())]
         group = os.getpgid(program.pid)
         process.send_signal(sig)
