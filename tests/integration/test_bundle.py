@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -291,3 +292,34 @@ def test_bundle_keeps_external_data_inside_the_models_directory(tmp_path, cli_en
     assert got["model/data/weights.bin"] == (models / "data" / "weights.bin").read_bytes()
     assert got["model/net.onnx"] == model.read_bytes()
     assert "left out" not in got["MANIFEST.txt"].decode()
+
+
+def test_a_model_file_replaced_after_its_check_is_not_copied(tmp_path):
+    """What was checked is what is copied: a weights file swapped for a link to a secret, or its
+    folder for a link to another folder, between the check and the copy is refused (and with it the
+    bundle)."""
+    from trt_tui.core.history.model_files import ModelFile, model_file
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "weights.bin").write_bytes(SECRET)
+    models = tmp_path / "models"
+    for swapped in ("data/weights.bin", "data"):
+        (models / "data").mkdir(parents=True)
+        weights = models / "data" / "weights.bin"
+        weights.write_bytes(b"weights")
+        found = model_file(weights, models)
+        assert isinstance(found, ModelFile) and found.name == "data/weights.bin"
+        with found.open() as f:
+            assert f.read() == b"weights"
+        if swapped == "data":
+            (models / "data").rename(tmp_path / "old-data")
+            (models / "data").symlink_to(elsewhere)
+        else:
+            weights.unlink()
+            weights.symlink_to(elsewhere / "weights.bin")
+        with pytest.raises(OSError):
+            found.open()
+        if swapped == "data":
+            (models / "data").unlink()
+        shutil.rmtree(models)
