@@ -40,7 +40,15 @@ def server(sample_dir, cli_env, tmp_path):
             return s.connect_ex(("127.0.0.1", port)) == 0
 
     def tabs() -> list[psutil.Process]:
-        return [p for p in psutil.Process(proc.pid).children(recursive=True) if "--attach" in p.cmdline()]
+        """The running app processes (an ended one, a zombie until reaped, is no tab)."""
+        running = []
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            try:
+                if "--attach" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                    running.append(child)
+            except psutil.Error:  # ended meanwhile
+                continue
+        return running
 
     try:
         wait_until(listening, 60, "the server to listen")
@@ -84,13 +92,21 @@ async def _read(tab) -> None:
 
 
 async def refused(browser, port: int) -> tuple[int, int, str]:
-    """(the tab's handshake status, the page's status, the page) for a tab that gets no slot."""
+    """(the tab's handshake status, the page's status, the page) for a tab that gets no slot (each
+    waits for one a while before it is refused: both at once)."""
     import aiohttp
 
-    with pytest.raises(aiohttp.WSServerHandshakeError) as handshake:
-        await browser.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30")
-    async with browser.get(f"http://127.0.0.1:{port}/") as response:
-        return handshake.value.status, response.status, await response.text()
+    async def handshake() -> int:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refusal:
+            await browser.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30")
+        return refusal.value.status
+
+    async def page() -> tuple[int, str]:
+        async with browser.get(f"http://127.0.0.1:{port}/") as response:
+            return response.status, await response.text()
+
+    tab_status, (page_status, text) = await asyncio.gather(handshake(), page())
+    return tab_status, page_status, text
 
 
 def test_tabs_beyond_the_limits_get_a_page_and_no_app_process(server):

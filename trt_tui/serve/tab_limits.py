@@ -23,7 +23,7 @@ from collections import Counter
 WEBSOCKET_PATH = "/ws"
 INDEX_PATH = "/"
 RETRY_AFTER_SECONDS = 10
-SLOT_WAIT = 5.0  # seconds a request waits for a slot: far more than a closed tab's app takes to end
+SLOT_WAIT = 10.0  # seconds a request waits for a slot: more than a closed tab's app takes to end on a loaded host
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>trt-tui: {title}</title></head>
