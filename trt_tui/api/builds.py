@@ -20,8 +20,8 @@ _lock = threading.Lock()
 
 def report_to(trt: ModuleType, config, observation) -> bool:
     """Builds made with `config` report to `observation` (`observation._build_starts()`, then
-    `observation._built(result, exc)`) until
-    `forget(config)`. False where the builder's methods cannot be wrapped."""
+    `observation._built(result, exc)`) until `forget(config)`. False where the builder's methods
+    cannot be wrapped."""
     with _lock:
         if trt.__name__ not in _patched:
             try:
