@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from .access import TOKEN_CHARS, Access, RedactingFormatter, host_addresses, is_loopback, is_wildcard
+from .tab_limits import TabLimits
 
 SOCKET_DIR_PREFIX = "trt-tui-serve-"
 SOCKET_NAME = "builds.sock"
@@ -48,9 +49,10 @@ def session_command(socket_path: str, args, paths: list[str]) -> str:
     return "exec " + shlex.join(argv + ["--", *paths])
 
 
-def make_web_server(command: str, host: str, port: int, token: str | None, on_exit, on_listening):
-    """A textual-serve Server that checks every request (`access`) and cancels the builds as soon as
-    it is asked to stop."""
+def make_web_server(command: str, host: str, port: int, token: str | None, on_exit, on_listening,
+                    tabs: TabLimits):
+    """A textual-serve Server that checks every request (`access`), runs at most so many tabs
+    (`tab_limits`) and cancels the builds as soon as it is asked to stop."""
     from aiohttp import web
     from aiohttp.web_runner import GracefulExit
     from textual_serve.server import Server
@@ -60,7 +62,7 @@ def make_web_server(command: str, host: str, port: int, token: str | None, on_ex
     class BuildsServer(Server):
         async def _make_app(self):
             app = await super()._make_app()
-            app.middlewares.insert(0, access.middleware())
+            app.middlewares[:0] = [access.middleware(), tabs.middleware()]  # no slot without access
             return app
 
         def initialize_logging(self) -> None:
@@ -235,7 +237,8 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     builds = None
     try:  # whatever ends it (a signal, a failure to listen, an exception), the directory goes
         builds = serve_session(session, socket_path, options)
-        make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening).serve()
+        make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening,
+                        TabLimits(args.max_tabs, args.max_tabs_per_client)).serve()
     finally:
         for collector in filter(None, collectors):  # its builds are other programs': left building
             collector.close()

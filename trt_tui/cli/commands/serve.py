@@ -7,8 +7,13 @@ from pathlib import Path
 
 from ..errors import EXIT_USAGE, UsageError
 from ..options import add_build_options
+from ..types import int_in
 
 HELP = "serve the app to web browsers; the builds belong to this process"
+# Each tab is an app process of its own (~50 MB): at most this many at once, in all and per client
+# address (serve/tab_limits.py).
+DEFAULT_TABS = 8
+DEFAULT_TABS_PER_CLIENT = 4
 
 
 def options(v: argparse.ArgumentParser) -> None:
@@ -19,6 +24,10 @@ def options(v: argparse.ArgumentParser) -> None:
     v.add_argument("--no-token", action="store_true", help="require no token (loopback addresses only)")
     v.add_argument("--token", nargs="?", const="", help=argparse.SUPPRESS)  # refused with a value: ps shows it
     v.add_argument("--theme", help="theme name (see themes/)")
+    v.add_argument("--max-tabs", type=int_in(1, 1000), default=DEFAULT_TABS, metavar="N",
+                   help=f"browser tabs open at once, each an app process (default {DEFAULT_TABS})")
+    v.add_argument("--max-tabs-per-client", type=int_in(1, 1000), default=DEFAULT_TABS_PER_CLIENT, metavar="N",
+                   help=f"tabs open at once from one client address (default {DEFAULT_TABS_PER_CLIENT})")
     add_build_options(v)
 
 
