@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ... import __version__
+from ...version import __version__
 from ..errors import UsageError
 from ..options import add_build_options
 from ..types import seconds
