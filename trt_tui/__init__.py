@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .version import __version__
+from .version import __version__ as __version__  # re-exported: `trt_tui.__version__`
 
 __all__ = ["Observation", "logger", "observe"]
 

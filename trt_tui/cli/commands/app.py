@@ -28,7 +28,7 @@ def options(app: argparse.ArgumentParser) -> None:
 def app_config(args):
     """The app's configuration from the command line (the app itself never reads argv)."""
     from ...core.build.driver import default_output
-    from ...core.files.output_paths import check_trace
+    from ...core.history.output_paths import check_trace
     from ...core.model.discover import find_models
     from ...ui.app import AppConfig
     from ..options import build_options, session_settings

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...version import __version__
 from ..build.sidecar import Stamp, stamp_of
 from ..files.units import human_bytes, human_seconds, plural
 from ..model.modelinfo import ModelDigests, ModelInfoError, read_model_digests
-from ...version import __version__
 from . import digest_store
 
 __all__ = [

@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...version import __version__
 from ..build import sidecar
 from ..build.driver import default_output
 from ..files import atomic
-from ..files.output_paths import OutputRefused
-from ...version import __version__
+from .output_paths import OutputRefused
 from .records import BuildRecord
 
 __all__ = ["GZIP_NAME", "BundleInput", "bundle_written_by_us", "check_bundle_output", "fold_repeats",
