@@ -28,8 +28,9 @@ from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import PhaseStart, State
 from trt_tui.core.execution.session import make_session
 from trt_tui.core.execution.session_settings import SessionSettings
-from trt_tui.serve.build_server import RemoteScheduler, serve_session
+from trt_tui.serve.build_server import RemoteScheduler, attach_session, serve_session
 from trt_tui.ui.app import AppConfig, TrtTuiApp
+from trt_tui.ui.modes import AttachedViewer
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -126,9 +127,9 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
     other = Viewer(build_server.path)
     job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     server_job = build_server.scheduler.jobs[job.id]
-    config = AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60)
+    config = AppConfig(paths=[str(long_dir)], gpu_interval=60)
 
-    app = TrtTuiApp(config)
+    app = TrtTuiApp(config, AttachedViewer(attach_session(build_server.path)))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         assert app.selected == job.id
@@ -137,7 +138,7 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
         await pilot_wait(pilot, lambda: not app.is_running, 10)
     assert not server_job.final and not server_job.token.cancelled  # the build outlived its viewer
 
-    reload = TrtTuiApp(config)
+    reload = TrtTuiApp(config, AttachedViewer(attach_session(build_server.path)))
     async with reload.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in reload.views and reload.views[job.id].tree.phases)
         view = reload.views[job.id]
@@ -189,7 +190,7 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
     other = Viewer(build_server.path)
     job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     server_job = build_server.scheduler.jobs[job.id]
-    app = TrtTuiApp(AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60))
+    app = TrtTuiApp(AppConfig(paths=[str(long_dir)], gpu_interval=60), AttachedViewer(attach_session(build_server.path)))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         keys = {binding.key for _, binding, _, _ in app.screen.active_bindings.values()}
@@ -723,7 +724,8 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
         wait(lambda: viewer.remote.jobs[first.id].final, "the first build")
         assert viewer.remote.jobs[first.id].state is State.SUCCEEDED
 
-        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, gpu_interval=60, session=SessionSettings(history=str(history))))
+        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], gpu_interval=60, session=SessionSettings(history=str(history))),
+                        AttachedViewer(attach_session(server.path, str(history))))
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot_wait(pilot, lambda: first.id in app.views)
             assert app.session.history is not None
@@ -765,8 +767,9 @@ async def test_a_served_tab_takes_stacks_shows_a_diff_and_cancels(sample_dir, tm
             socket_path = command[command.index("--attach") + 1]
 
             def tab_app(models: Path) -> TrtTuiApp:
-                return TrtTuiApp(AppConfig(paths=[str(models)], attach=socket_path, gpu_interval=60,
-                                           session=SessionSettings(history=served.history)))
+                return TrtTuiApp(AppConfig(paths=[str(models)], gpu_interval=60,
+                                           session=SessionSettings(history=served.history)),
+                                 AttachedViewer(attach_session(socket_path, served.history)))
 
             app = tab_app(small)
             async with app.run_test(size=(160, 48)) as pilot:
