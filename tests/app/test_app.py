@@ -18,9 +18,9 @@ from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.core.observe.gpu import GpuSampler
 from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
 from trt_tui.ui.help_screen import HelpScreen
-from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.widgets.build_list import BuildList
 from trt_tui.ui.widgets.gpu_panel import GpuPanel
+from trt_tui.ui.widgets.messages import BuildEvents
 
 TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 SIZE = (160, 48)

@@ -16,9 +16,9 @@ from test_app_usability import SMALL, drawn, key_bar
 from trt_tui.core.build import log_store
 from trt_tui.core.build.events import Log, Severity, State
 from trt_tui.core.build.log_store import HEADER, LogStore
-from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.notifier import notification, summary
 from trt_tui.ui.widgets.log_prompt import LogInput
+from trt_tui.ui.widgets.messages import BuildEvents
 
 
 async def built_mnist(pilot, app) -> int:
