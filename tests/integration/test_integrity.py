@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import one_error, pilot_wait
 from onnx import numpy_helper
+from support.commands import one_error
+from support.waiting import pilot_wait
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.cache.engine_cache import ContentHasher

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import tree_of
+from support.events import tree_of
 from textual.app import App
 
 from trt_tui.core.build.driver import BuildSpec
