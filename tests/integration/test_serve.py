@@ -112,6 +112,34 @@ def test_two_viewers_share_one_build(build_server, long_dir):
     late.remote.shutdown(timeout=5)
 
 
+async def test_a_tab_made_by_the_command_line_whose_server_is_gone_says_so_in_one_line(sample_dir, tmp_path):
+    """`trt-tui --attach SOCKET` (how `serve` starts a tab's app): the command line makes the tab's
+    client of the build server and hands it to the app; with no server at SOCKET the app says so in one
+    notification and keeps running, owning no build."""
+    from trt_tui import cli
+    from trt_tui.cli.commands.app import app_session
+    from trt_tui.ui.app import make_app
+    from trt_tui.ui.modes import OwnBuilds
+
+    gone = tmp_path / "builds.sock"
+    args = cli.build_parser()[0].parse_args([str(sample_dir), "--attach", str(gone)])
+    config = cli.app_config(args)
+    session = app_session(args, config)
+    assert isinstance(session, AttachedViewer) and not session.owns_builds
+    app = make_app(config, session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot_wait(pilot, lambda: app._notifications, 10)
+        said = [n.message for n in app._notifications]
+        assert len(said) == 1 and f"{gone}: cannot reach the build server" in said[0], said
+        assert app.is_running
+    plain = cli.build_parser()[0].parse_args([str(sample_dir), "--executor", "thread"])
+    own = app_session(plain, cli.app_config(plain))
+    try:
+        assert isinstance(own, OwnBuilds) and own.owns_builds
+    finally:
+        own.session.close()
+
+
 async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, long_dir):
     """The app attached to the server shows a build another viewer started; quitting it (`q`, as a
     closed tab does) stops nothing; a second app (a reload) replays the build and `c` cancels it."""
