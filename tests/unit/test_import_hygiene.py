@@ -276,10 +276,13 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")  # import-linter, 
 
 def lint_imports(package_parent: Path) -> subprocess.CompletedProcess:
     """import-linter's contracts (`[tool.importlinter]` in pyproject.toml, as CI checks them) over the
-    `trt_tui` in `package_parent` (import-linter looks in its working directory first)."""
+    `trt_tui` in `package_parent`: import-linter reads the pyproject.toml of its working directory and
+    finds the package there first."""
+    if package_parent != PROJECT:
+        shutil.copy(PROJECT / "pyproject.toml", package_parent)
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", str(PROJECT / "pyproject.toml")], cwd=package_parent,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=package_parent, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
 
 
 def test_the_package_keeps_its_import_order() -> None:
