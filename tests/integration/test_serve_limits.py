@@ -14,7 +14,7 @@ import time
 
 import psutil
 import pytest
-from helpers import wait_until
+from support.waiting import wait_until
 
 TOKEN = "limits-token"
 

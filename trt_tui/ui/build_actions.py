@@ -146,8 +146,8 @@ class BuildListActions(QueueActions):
     @work(thread=True, group="bundle", exit_on_error=False)
     def _write_bundle(self, job_id: int, record, log_lines: list[str], output: Path, protected: list[Path]) -> None:
         """Off the UI thread: a bundle holds the model, which may be large."""
-        from ..core.files.output_paths import OutputRefused
         from ..core.history.bundle import BundleInput, check_bundle_output, write_bundle
+        from ..core.history.output_paths import OutputRefused
 
         try:
             check_bundle_output(output, [Path(record.model), *protected])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import EXIT_USAGE, UsageError
@@ -31,6 +34,21 @@ def options(v: argparse.ArgumentParser) -> None:
     add_build_options(v)
 
 
+def tab_command(args, paths: list[str]) -> Callable[[str], list[str]]:
+    """Each browser tab's app process (`cli.serve_tab`): the app attached to the build server's socket,
+    with this server's backend, theme and history, dying with this process."""
+    def command(socket_path: str) -> list[str]:
+        argv = [sys.executable, "-m", "trt_tui.cli.serve_tab", str(os.getpid()),
+                "--attach", socket_path, "--backend", args.backend]
+        if args.theme:
+            argv += ["--theme", args.theme]
+        if args.history:
+            argv += ["--history", str(Path(args.history).resolve())]
+        return argv + ["--", *paths]
+
+    return command
+
+
 def run(args) -> int:
     from ... import serve
     from ..checks import theme_problem, watched_models
@@ -48,6 +66,7 @@ def run(args) -> int:
         return EXIT_USAGE
     paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
     try:
-        return serve.serve(session_settings(args).open(), options, paths, args.host, args.port, token, args)
+        return serve.serve(session_settings(args).open(), options, paths, args.host, args.port, token,
+                           tab_command(args, paths), serve.TabLimits(args.max_tabs, args.max_tabs_per_client))
     except OSError as exc:
         raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None

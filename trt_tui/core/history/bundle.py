@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...version import __version__
 from ..build import sidecar
 from ..build.driver import default_output
 from ..files import atomic
-from ..files.output_paths import OutputRefused
 from .model_files import ModelFile, model_file
+from .output_paths import OutputRefused
 from .records import BuildRecord
 
 __all__ = ["GZIP_NAME", "BundleInput", "bundle_written_by_us", "check_bundle_output", "fold_repeats",
@@ -284,8 +285,6 @@ def _trace_part(members: _Members, trace: Path | None) -> None:
 
 
 def assemble(given: BundleInput, home: str | None = None) -> _Members:
-    from ... import __version__
-
     record = given.record
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record)
