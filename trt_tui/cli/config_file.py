@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cli.errors import UsageError
+from .errors import UsageError
 
 ENV = "TRT_TUI_CONFIG"
 KEYS = "keys"
@@ -222,7 +222,7 @@ def did_you_mean(name: str, options: dict) -> str:
 
 
 def checked_keys(where: str, keys: dict[str, str]) -> dict[str, str]:
-    from .ui.commands import COMMANDS, with_keys
+    from ..ui.commands import COMMANDS, with_keys
 
     remap = {action.replace("-", "_"): key for action, key in keys.items()}
     try:
@@ -239,7 +239,7 @@ class ListThemes(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from .cli.checks import known_themes
+        from .checks import known_themes
 
         print("\n".join(known_themes()))
         parser.exit(0)
@@ -268,7 +268,7 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
             print(f"# {name}: not set  # {source}")
         else:
             print(f"{name} = {toml_value(value)}  # {source}")
-    from .ui.commands import COMMANDS, with_keys
+    from ..ui.commands import COMMANDS, with_keys
 
     print(f"[{KEYS}]")
     for command in with_keys(COMMANDS, config.keys):
