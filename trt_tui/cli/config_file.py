@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pathlib import Path
 from .errors import UsageError
 
 ENV = "TRT_TUI_CONFIG"
+MAX_BYTES = 2**20  # a config file of more is refused: no settings file is that long
 KEYS = "keys"
 # Options that ask for one thing now rather than set how trt-tui works: no file gives them.
 NOT_SETTINGS = frozenset({"print-config", "list-themes", "demo", "output"})
@@ -129,16 +131,42 @@ def converted(where: str, action: argparse.Action, value: object) -> object:
     return FileDefault(result) if repeatable else result[0]
 
 
+def bounded_bytes(path: Path) -> bytes:
+    """The bytes of the config file at `path`, which must be a regular file of at most MAX_BYTES: a
+    link to /dev/zero (a repository can ship one as a git symlink) or a FIFO would otherwise be read
+    until memory runs out or forever. Opened without blocking, so a FIFO is refused, not waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+            raise UsageError(f"{path}: {kind}, not a config file (a config file is a regular file)")
+        chunks, size = [], 0
+        while size <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_BYTES:
+            raise UsageError(f"{path}: more than {MAX_BYTES // 2**20} MiB, too large for a config file")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read(path: Path, named: bool) -> dict | None:
     """The TOML file at `path`; None where there is none (and `named` is false: the user did not name it)."""
     try:
-        data = path.read_bytes()
+        data = bounded_bytes(path)
     except FileNotFoundError:
         if named:
             raise UsageError(f"{path}: no such file (${ENV} names it)") from None
         return None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parsed(path, data)
+
+
+def parsed(path: Path, data: bytes) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -157,14 +185,14 @@ def project_table(start: Path) -> tuple[Path, dict] | None:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
         try:
-            text = path.read_bytes()
-            if b"tool.trt-tui" not in text and b'tool."trt-tui"' not in text:
-                return None
+            text = bounded_bytes(path)
         except FileNotFoundError:
             continue
         except OSError:
             return None
-        table = (read(path, named=True) or {}).get("tool", {}).get("trt-tui")
+        if b"tool.trt-tui" not in text and b'tool."trt-tui"' not in text:
+            return None
+        table = parsed(path, text).get("tool", {}).get("trt-tui")
         return (path, table) if isinstance(table, dict) else None
     return None
 
