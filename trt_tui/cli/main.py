@@ -9,12 +9,19 @@ import sys
 from .commands import APP, COMMANDS, SUBCOMMANDS
 from .errors import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE, UsageError
 from .parser import app_parser, command_parser, every_parser
-from .startup import finish, only_command
+from .startup import finish, only_command, reader_gone
 
 
 def entry() -> None:
-    """The `trt-tui` command (and `python -m trt_tui`): `main`, then exit with its code (`startup`)."""
-    finish(main())
+    """The `trt-tui` command (and `python -m trt_tui`): `main`, then exit with its code (`startup`);
+    output into a pipe its reader has closed ends quietly, exit 0 (`startup.reader_gone`)."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        if not reader_gone():
+            raise
+        code = EXIT_OK
+    finish(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -188,7 +188,7 @@ def run_headless(argv: list[str], args) -> int:
     if note is not None:
         print(note, file=sys.stderr)
     problem = run.unread
-    if timeline.failed is not None:
+    if timeline.failed is not None and not timeline.reader_gone:  # `trt-tui run ... | head`: as asked
         problem = f"{timeline.lost_bytes} bytes of {run.name}'s output could not be written: {timeline.failed}"
     if problem is not None:
         _say(f"trt-tui: {problem}")
