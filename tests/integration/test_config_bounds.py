@@ -19,7 +19,7 @@ ADDRESS_SPACE = 3 * 2**30  # a read of /dev/zero dies here instead of taking the
 # Each command with arguments it would accept; the config is read before any of them acts.
 COMMANDS = [["--print-config"], ["build", "m.onnx"], ["watch", "."], ["history"], ["history", "--json"],
             ["bundle", "1"], ["run", "--", "true"], ["samples", "out", "mnist"], ["serve"], ["hook", "-h"],
-            ["--list-themes"]]
+            ["trust"], ["--list-themes"]]
 
 
 def bounded() -> None:

@@ -14,16 +14,15 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .user_files import bounded_bytes, user_config_dir
 
 ENV = "TRT_TUI_CONFIG"
-MAX_BYTES = 2**20  # a config file of more is refused: no settings file is that long
 KEYS = "keys"
 # Options that ask for one thing now rather than set how trt-tui works: no file gives them.
 NOT_SETTINGS = frozenset({"print-config", "list-themes", "demo", "output"})
@@ -33,17 +32,6 @@ def config_path() -> Path:
     if named := os.environ.get(ENV):
         return Path(named).expanduser()
     return user_config_dir() / "config.toml"
-
-
-def user_config_dir() -> Path:
-    """platformdirs' user config directory of trt-tui. On Linux, the XDG one worked out as platformdirs
-    does: importing platformdirs imports tempfile and shutil, which every command would then load
-    before it starts, for this one path."""
-    if sys.platform == "linux":
-        return Path(os.environ.get("XDG_CONFIG_HOME", "").strip() or Path.home() / ".config") / "trt-tui"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("trt-tui"))
 
 
 class FileDefault(list):
@@ -68,6 +56,20 @@ class ConfigFile:
     origins: dict[str, tuple[Path, str]] = field(default_factory=dict)  # dest -> the file and key that gave it
     keys: dict[str, str] = field(default_factory=dict)  # action -> key
     key_origins: dict[str, Path] = field(default_factory=dict)  # action -> the file that gave its key
+    project_trusted: bool = False  # the user trusts the project's directory (`trust`)
+    untrusted: list[str] = field(default_factory=list)  # the project's keys not applied, as it spells them
+    ignored: dict[str, tuple[str, object]] = field(default_factory=dict)  # dest -> (such a key, the default left)
+
+    def untrusted_warning(self, args: argparse.Namespace) -> str | None:
+        """The one line saying which of an untrusted project's keys this command ignored, or None where
+        it ignored none (the command takes none of them, or the command line gave them)."""
+        keys = [key for dest, (key, default) in self.ignored.items() if vars(args).get(dest) == default]
+        if not keys or self.project is None:
+            return None
+        from .trust import how_to_trust
+
+        return (f"{self.project}: {', '.join('tool.trt-tui.' + key for key in keys)} ignored: this directory is not"
+                f" trusted to set {'it' if len(keys) == 1 else 'them'} (to let it: {how_to_trust(self.project.parent)})")
 
     def blame(self, message: str, args: argparse.Namespace) -> str:
         """A later check's complaint about an option (`--theme x: ...`), with the file and key in front
@@ -131,28 +133,6 @@ def converted(where: str, action: argparse.Action, value: object) -> object:
     return FileDefault(result) if repeatable else result[0]
 
 
-def bounded_bytes(path: Path) -> bytes:
-    """The bytes of the config file at `path`, which must be a regular file of at most MAX_BYTES: a
-    link to /dev/zero (a repository can ship one as a git symlink) or a FIFO would otherwise be read
-    until memory runs out or forever. Opened without blocking, so a FIFO is refused, not waited on."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else \
-                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
-            raise UsageError(f"{path}: {kind}, not a config file (a config file is a regular file)")
-        chunks, size = [], 0
-        while size <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_BYTES:
-            raise UsageError(f"{path}: more than {MAX_BYTES // 2**20} MiB, too large for a config file")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read(path: Path, named: bool) -> dict | None:
     """The TOML file at `path`; None where there is none (and `named` is false: the user did not name it)."""
     try:
@@ -207,8 +187,8 @@ def apply_config_file(parser: argparse.ArgumentParser,
         config.found = True
         layers.append((config.path, "", data))
     if (project := project_table(Path.cwd())) is not None:
-        config.project = project[0]
-        layers.append((project[0], "tool.trt-tui.", project[1]))
+        config.project, table = project
+        layers.append((config.project, "tool.trt-tui.", trusted_part(config, table, every_parser)))
     for target in parsers_in(parser):
         options = options_of(target)
         for path, prefix, data in layers:
@@ -218,7 +198,25 @@ def apply_config_file(parser: argparse.ArgumentParser,
         if target.get_default("keys") is not None:  # a parser of the app (`add_config_options`)
             defaults["keys"] = config.keys
         target.set_defaults(**defaults)
+        for key in config.untrusted:
+            if (action := options.get(key.replace("_", "-"))) is not None:
+                config.ignored[action.dest] = (key, target.get_default(action.dest))
     return config
+
+
+def trusted_part(config: ConfigFile, table: dict, every_parser: Callable[[], list[argparse.ArgumentParser]]) -> dict:
+    """What of a project's table applies: all of it in a directory the user trusts, else its harmless
+    options (`trust`); the others are noted in `config.untrusted`. A key no option has stays, to be
+    refused as the user's own file's would be."""
+    from .trust import HARMLESS, is_trusted
+
+    assert config.project is not None
+    config.project_trusted = is_trusted(config.project.parent)
+    if config.project_trusted:
+        return table
+    known = every_option(every_parser)
+    config.untrusted = [key for key in table if key.replace("_", "-") in known - HARMLESS]
+    return {key: value for key, value in table.items() if key not in config.untrusted}
 
 
 def take(config: ConfigFile, target: argparse.ArgumentParser, options: dict[str, argparse.Action], path: Path,
@@ -288,6 +286,7 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
     state = "" if config.found else " (none there)"
     also = f"; then [tool.trt-tui] of {config.project}" if config.project else ""
     print(f"# the options in force; the config file: {config.path}{state}{also}")
+    print_trust(config)
     for name, action in options_of(parser).items():
         value = vars(args)[action.dest]
         source = ("command line" if action.dest in given else config.origins[action.dest][0]
@@ -303,6 +302,22 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
         source = config.key_origins.get(command.action, "default")
         print(f"{command.action} = {toml_value(command.key)}  # {source}")
     return 0
+
+
+def print_trust(config: ConfigFile) -> None:
+    """Whether the project file is trusted, what of it is ignored, and which directories are trusted."""
+    from .trust import how_to_trust, store_path, trusted_directories
+
+    if config.project is not None:
+        directory = config.project.parent
+        if config.project_trusted:
+            print(f"# {directory}: trusted, its [tool.trt-tui] sets any option (undo: {how_to_trust(directory, True)})")
+        else:
+            ignored = f": ignored: {', '.join(config.untrusted)}" if config.untrusted else ""
+            print(f"# {directory}: not trusted, its [tool.trt-tui] sets only harmless options{ignored}"
+                  f" (to let it set any: {how_to_trust(directory)})")
+    trusted = trusted_directories()
+    print(f"# trusted projects ({store_path()}): {', '.join(map(str, trusted)) if trusted else 'none'}")
 
 
 def given_on_command_line(argv: list[str], bare: argparse.ArgumentParser) -> set[str]:

@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"trt-tui: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if (warning := config.untrusted_warning(args)) is not None:
+        print(f"trt-tui: {escaped(warning)}", file=sys.stderr)
     if getattr(args, "print_config", False):
         return print_config(config, parser, argv, args, app_parser)
     command = COMMANDS[args.command] if only else APP
