@@ -2,8 +2,8 @@
 to a running trt-tui app.
 
 `install` writes `trt-tui-hook.pth` into the environment's site-packages; Python's `site` runs its one
-code line at each interpreter start, which reads and runs `trt_tui/run/env_hook.py` (see there: a
-finder that acts only when TensorRT is imported, and only while an app listens). `remove` deletes it.
+code line at each interpreter start, which adds a small finder (`START_CODE`) that reads and runs
+`trt_tui/run/env_hook.py` when TensorRT is imported (see there: it acts only while an app listens). `remove` deletes it.
 Both are idempotent and say what they did in one line. A file of that name that trt-tui did not write
 is neither replaced nor removed.
 """
@@ -35,14 +35,32 @@ def pth_path() -> Path:
     return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
 
 
+# What every interpreter start of the environment runs (the `.pth` line execs it): a finder that answers
+# for nothing but TensorRT's two module names, and only then reads `run/env_hook.py` (see there) and
+# hands the import to it. Kept to these few lines because it is compiled at every start: with
+# PYTHONDONTWRITEBYTECODE (common in containers) env_hook.py itself, run at each start, was compiled
+# at each start too (figures: BENCHMARKS.md). `_hook` caches env_hook's names once read.
+START_CODE = """\
+import os, sys
+class TensorRTFinder:
+    def find_spec(self, name, path=None, target=None, _hook={}):
+        if name not in ('tensorrt', 'tensorrt_rtx') or os.environ.get('TRT_TUI_RUN_ADDRESS') or not os.path.isfile(P):
+            return None
+        if not _hook:
+            from importlib.machinery import SourceFileLoader
+            _hook.update(__name__='trt_tui_env_hook', __file__=P)
+            exec(SourceFileLoader('trt_tui_env_hook', P).get_code('trt_tui_env_hook'), _hook)
+        return _hook['TensorRTFinder']().find_spec(name, path, target)
+if not any(type(f).__name__ == 'TensorRTFinder' for f in sys.meta_path):
+    sys.meta_path.insert(0, TensorRTFinder())
+"""
+
+
 def pth_text(env_hook: Path = ENV_HOOK) -> str:
-    """The hook's file: the marker, then one line that runs `env_hook` if it is still there (trt-tui
-    uninstalled: nothing), from its cached bytecode (`get_code`; compiling it would cost more at
-    every start). Not imported: that would import the `trt_tui` package first, several times dearer."""
-    path = repr(str(env_hook))
-    code = (f"import importlib.machinery as m, os; p = {path}; os.path.isfile(p) and "
-            "exec(m.SourceFileLoader('trt_tui_env_hook', p).get_code('trt_tui_env_hook'), "
-            "{'__name__': 'trt_tui_env_hook', '__file__': p})")
+    """The hook's file: the marker, then one line that runs `START_CODE` in a namespace of its own (no
+    name reaches `site`'s or the program's), with `P` the path of `env_hook`. Nothing is imported or
+    read at start; where trt-tui was uninstalled, the finder finds env_hook.py gone and does nothing."""
+    code = f"import sys; exec({START_CODE!r}, {{'P': {str(env_hook)!r}, '__name__': 'trt_tui_pth'}})"
     return f"{MARKER}\n{code}\n"
 
 
