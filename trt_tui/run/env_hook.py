@@ -2,9 +2,9 @@
 TensorRT builds to the app, when one listens.
 
 The `.pth` file that `trt-tui hook install` (`cli.commands.hook`) writes adds, at every interpreter
-start, a finder of a few lines (`hook.START_CODE`) that answers for nothing but `tensorrt` and
-`tensorrt_rtx`; when the program imports one of them it runs this file (not imported: importing it
-would import the `trt_tui` package first) and hands the import to this file's `TensorRTFinder`.
+start, a one-line finder (`hook.pth_text`) that answers for nothing but `tensorrt` and `tensorrt_rtx`;
+when the program imports one of them it runs this file (not imported: importing it would import the
+`trt_tui` package first) and hands the import to this file's `TensorRTFinder`.
 Run at start itself, as the `.pth` of an earlier trt-tui does, this file adds its own finder.
 When the program imports TensorRT, and only if this user's collector socket exists
 then (one `stat`), TensorRT is patched as `trt-tui run` patches it (`hook`) and each build reports

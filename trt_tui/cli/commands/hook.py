@@ -2,8 +2,8 @@
 to a running trt-tui app.
 
 `install` writes `trt-tui-hook.pth` into the environment's site-packages; Python's `site` runs its one
-code line at each interpreter start, which adds a small finder (`START_CODE`) that reads and runs
-`trt_tui/run/env_hook.py` when TensorRT is imported (see there: it acts only while an app listens). `remove` deletes it.
+code line at each interpreter start, which adds a finder that reads and runs `trt_tui/run/env_hook.py`
+when TensorRT is imported, and not before (see there: it acts only while an app listens). `remove` deletes it.
 Both are idempotent and say what they did in one line. A file of that name that trt-tui did not write
 is neither replaced nor removed.
 """
@@ -35,32 +35,21 @@ def pth_path() -> Path:
     return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
 
 
-# What every interpreter start of the environment runs (the `.pth` line execs it): a finder that answers
-# for nothing but TensorRT's two module names, and only then reads `run/env_hook.py` (see there) and
-# hands the import to it. Kept to these few lines because it is compiled at every start: with
-# PYTHONDONTWRITEBYTECODE (common in containers) env_hook.py itself, run at each start, was compiled
-# at each start too (figures: BENCHMARKS.md). `_hook` caches env_hook's names once read.
-START_CODE = """\
-import os, sys
-class TensorRTFinder:
-    def find_spec(self, name, path=None, target=None, _hook={}):
-        if name not in ('tensorrt', 'tensorrt_rtx') or os.environ.get('TRT_TUI_RUN_ADDRESS') or not os.path.isfile(P):
-            return None
-        if not _hook:
-            from importlib.machinery import SourceFileLoader
-            _hook.update(__name__='trt_tui_env_hook', __file__=P)
-            exec(SourceFileLoader('trt_tui_env_hook', P).get_code('trt_tui_env_hook'), _hook)
-        return _hook['TensorRTFinder']().find_spec(name, path, target)
-if not any(type(f).__name__ == 'TensorRTFinder' for f in sys.meta_path):
-    sys.meta_path.insert(0, TensorRTFinder())
-"""
+# Evaluated when the program imports TensorRT, never at start (a string, so that no start compiles
+# it): env_hook.py's names, read once (`C` keeps them), and the import handed to its finder; nothing
+# where trt-tui was uninstalled and the file is gone.
+ON_TENSORRT = ("(C.get('hook') or C.setdefault('hook', __import__('runpy').run_path(P, run_name='trt_tui_env_hook')))"
+               "['TensorRTFinder']().find_spec(n, *a) if __import__('os').path.isfile(P) else None")
 
 
 def pth_text(env_hook: Path = ENV_HOOK) -> str:
-    """The hook's file: the marker, then one line that runs `START_CODE` in a namespace of its own (no
-    name reaches `site`'s or the program's), with `P` the path of `env_hook`. Nothing is imported or
-    read at start; where trt-tui was uninstalled, the finder finds env_hook.py gone and does nothing."""
-    code = f"import sys; exec({START_CODE!r}, {{'P': {str(env_hook)!r}, '__name__': 'trt_tui_pth'}})"
+    """The hook's file: the marker, then the line every interpreter start of the environment runs. It
+    adds a finder that answers for nothing but TensorRT's two module names and reads nothing, so a start
+    pays for compiling this one line only: env_hook.py itself, run at each start, was compiled at each
+    start where bytecode is never written (PYTHONDONTWRITEBYTECODE, common in containers; figures:
+    BENCHMARKS.md). `P`: the path of `env_hook`."""
+    code = ("import sys; sys.meta_path.insert(0, type('TensorRTFinder', (), {'find_spec': lambda s, n, *a, "
+            f"P={str(env_hook)!r}, M={ON_TENSORRT!r}, C={{}}: eval(M) if n in ('tensorrt', 'tensorrt_rtx') else None}})())")
     return f"{MARKER}\n{code}\n"
 
 
