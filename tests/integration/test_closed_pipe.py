@@ -41,6 +41,7 @@ def commands(world: dict[str, Path]) -> list[list[str]]:
         ["bundle", "1", "-o", str(world["root"] / "bundle.tar.gz"), *history],
         ["build", str(world["model"]), "--force", *history], ["build", str(world["model"]), "--json", "--force", *history],
         ["run", "--", "python", "-c", "print('\\n'.join(map(str, range(10000))))"],
+        ["watch", str(world["model"].parent), "--json", *history],  # ends too: nobody reads what it watches
     ]
 
 
