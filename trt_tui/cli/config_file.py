@@ -6,7 +6,10 @@ It is `$TRT_TUI_CONFIG`, else `config.toml` in the user config directory (platfo
 and choices and then becomes the parser's default, so an option is checked where it is parsed, and
 the command line still wins. A key that only another subcommand takes is left to that subcommand;
 one that none takes is an error. `[keys]` gives a command of the key table (`ui.commands`, by its
-action) another key; only the app reads it.
+action) another key; only the app reads it. The nearest pyproject.toml's `[tool.trt-tui]` is read
+after the user's file and wins; in a directory the user has not trusted, only its harmless options
+apply, and each command says which of the others it ignored (`trust`). Every file is read bounded
+(`user_files`).
 """
 
 from __future__ import annotations
