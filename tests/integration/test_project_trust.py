@@ -64,8 +64,8 @@ class Clone:
         result = self.run("trust", *args)
         assert result.returncode == 0, result.stderr
 
-    def printed_config(self) -> dict[str, str]:
-        result = self.run("--print-config")
+    def printed_config(self, cwd: Path | None = None) -> dict[str, str]:
+        result = self.run("--print-config", cwd=cwd)
         assert result.returncode == 0, result.stderr
         return dict(re.findall(r"^(?:# )?([a-z-]+)(?: = |: )(.*?)  # ", result.stdout, re.M))
 
@@ -138,18 +138,21 @@ def test_an_untrusted_ray_executor_and_address_are_ignored(clone) -> None:
     result = clone.run("build", str(clone.model), "-o", str(clone.repo / "mnist.engine"), "--json")
     assert result.returncode == 0, result.stderr
     warning(clone, result, "executor", "ray-address")
-    states = [json.loads(line) for line in result.stdout.splitlines()]
-    assert states[-1].get("state") == "succeeded" or any(e.get("state") == "succeeded" for e in states)
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert any(e["event"] == "state" and e.get("state") == "succeeded" for e in events)  # built here instead
     values = clone.printed_config()
     assert (values["executor"], values["ray-address"]) == ("not set", "not set")
 
     clone.trust()
     values = clone.printed_config()
     assert (values["executor"], values["ray-address"]) == ('"ray"', '"192.0.2.1:6379"')
-    # run from a directory inside the project, the same project file and the same trust
-    assert clone.run("--print-config", cwd=clone.repo).returncode == 0
+    # from a directory inside the project: the same project file, the same trust
+    inside = clone.repo / "models" / "v2"
+    inside.mkdir(parents=True)
+    assert clone.printed_config(cwd=inside)["executor"] == '"ray"'
 
-    clone.trust("--revoke")
+    revoked = clone.run("trust", "--revoke", cwd=inside)  # no DIR: the project whose file applies there
+    assert revoked.returncode == 0 and f"no longer trusted: {clone.repo.resolve()}" in revoked.stdout
     values = clone.printed_config()
     assert (values["executor"], values["ray-address"]) == ("not set", "not set")
 
