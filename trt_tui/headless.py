@@ -62,6 +62,7 @@ class _Renderer:
         self.min_log = min_log
         self.builds = Trackers()
         self.lock = threading.Lock()
+        self.reader_gone = False  # the pipe `out` writes into was closed by its reader
 
     def build(self, job: int) -> BuildTracker:
         """The build's tracker, made at its first event; events are folded in by the renderer, one by
@@ -73,10 +74,13 @@ class _Renderer:
         self.builds.fold(job, events)
 
     def _write(self, lines: list[str]) -> None:
-        if lines:
+        if lines and not self.reader_gone:
             with self.lock:
-                self.out.write("\n".join(lines) + "\n")
-                self.out.flush()
+                try:
+                    self.out.write("\n".join(lines) + "\n")
+                    self.out.flush()
+                except BrokenPipeError:  # `trt-tui build ... | head`: the builds go on, unwatched
+                    self.reader_gone = True
 
     def message(self, text: str) -> None:
         """A line from the CLI itself (cancelling…, errors), printed in order with build output."""

@@ -12,7 +12,7 @@ from support.replay import ReplayExecutor, load_trace
 from support.waiting import pilot_wait
 
 from trt_tui import cli
-from trt_tui.config_file import apply_config_file
+from trt_tui.cli.config_file import apply_config_file
 from trt_tui.core.build.events import Severity, State
 from trt_tui.core.model.samples import write_samples
 from trt_tui.ui.app import make_app
@@ -229,7 +229,7 @@ def test_the_config_directory_is_platformdirs_own(monkeypatch, tmp_path) -> None
     """Worked out without importing platformdirs where that is possible; the same directory."""
     from platformdirs import user_config_dir
 
-    from trt_tui.config_file import user_config_dir as ours
+    from trt_tui.cli.config_file import user_config_dir as ours
 
     for xdg in (str(tmp_path / "xdg"), "", None):
         if xdg is None:

@@ -108,7 +108,7 @@ def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch:
 def test_an_unusable_file_is_a_history_error(tmp_path: Path) -> None:
     garbage = tmp_path / "history.sqlite3"
     garbage.write_bytes(b"this is not a database, it only has its name" * 100)
-    with pytest.raises(HistoryError, match="history.sqlite3: cannot open build history"):
+    with pytest.raises(HistoryError, match="history.sqlite3: not a trt-tui build history"):
         History(garbage)
     (tmp_path / "file").write_text("")
     with pytest.raises(HistoryError, match="cannot open build history"):

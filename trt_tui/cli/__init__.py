@@ -7,6 +7,8 @@ and `serve` for scripts.
 - `checks`: models, engines, terminal, paths and theme, checked before anything starts
 - `signals`: SIGINT, SIGTERM and SIGHUP while a command runs
 - `startup`: what keeps it quick to start and end (help sizing, one subparser, fast exit)
+- `config_file`: the user's config file and a project's `[tool.trt-tui]` as the parsers' defaults
+- `trust`: the project directories the user trusts with the keys that write, route or open something
 - `parser`, `suggest`, `errors`, `main`: the parsers, "did you mean", exit codes, and the entry point
 - `serve_tab`: the entry point of a `serve` browser tab's app process
 

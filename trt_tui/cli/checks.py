@@ -84,6 +84,21 @@ def check_outputs(models: list[Path], outputs: list[Path], force: bool) -> None:
             raise UsageError(str(exc)) from None
 
 
+def check_history(named: str | None) -> None:
+    """A history file named (--history, $TRT_TUI_HISTORY) that trt-tui did not write is refused in one
+    line before anything starts: builds would otherwise run without their history, or (older trt-tui)
+    change another program's database."""
+    from ..core.history.records import foreign, history_path
+
+    if (path := history_path(named)) is not None:
+        try:
+            problem = foreign(path.expanduser())
+        except OSError:
+            problem = None  # unreadable: the session says so and builds without history
+        if problem is not None:
+            raise UsageError(problem)
+
+
 def terminal_problem(stdin=None, stdout=None) -> str | None:
     """The app reads keys from stdin and draws on stdout: both must be a terminal."""
     stdin = sys.stdin if stdin is None else stdin

@@ -9,18 +9,25 @@ import sys
 from .commands import APP, COMMANDS, SUBCOMMANDS
 from .errors import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE, UsageError
 from .parser import app_parser, command_parser, every_parser
-from .startup import finish, only_command
+from .startup import finish, only_command, reader_gone
 
 
 def entry() -> None:
-    """The `trt-tui` command (and `python -m trt_tui`): `main`, then exit with its code (`startup`)."""
-    finish(main())
+    """The `trt-tui` command (and `python -m trt_tui`): `main`, then exit with its code (`startup`);
+    output into a pipe its reader has closed ends quietly, exit 0 (`startup.reader_gone`)."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        if not reader_gone():
+            raise
+        code = EXIT_OK
+    finish(code)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..config_file import apply_config_file, print_config
     from ..core.files.printable import escaped
     from ..core.history.output_paths import OutputRefused
+    from .config_file import apply_config_file, print_config
 
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):
@@ -39,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"trt-tui: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if (warning := config.untrusted_warning(args)) is not None:
+        print(f"trt-tui: {escaped(warning)}", file=sys.stderr)
     if getattr(args, "print_config", False):
         return print_config(config, parser, argv, args, app_parser)
     command = COMMANDS[args.command] if only else APP

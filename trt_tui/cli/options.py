@@ -112,6 +112,9 @@ def _check_compute_capabilities(choice: str, ccs: tuple[str, ...]) -> None:
 
 def session_settings(args) -> SessionSettings:
     """How the builds run, from a building command's options (`build`, `watch`, `serve`, the app)."""
+    from .checks import check_history
+
+    check_history(args.history)
     return SessionSettings(jobs=args.jobs, executor=args.executor, cancel_grace=args.cancel_grace,
                            history=args.history, trace=args.trace, ray=ray_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,

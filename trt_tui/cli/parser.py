@@ -25,7 +25,7 @@ class Parser(argparse.ArgumentParser):
 
 def app_parser() -> argparse.ArgumentParser:
     """`trt-tui [PATHS]`: the app."""
-    from ..config_file import add_config_options
+    from .config_file import add_config_options
 
     app = Parser(prog="trt-tui", description=f"{APP.help} Subcommands: " + ", ".join(SUBCOMMANDS)
                  + " (trt-tui SUBCOMMAND -h).")
@@ -51,6 +51,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 def every_parser() -> list[argparse.ArgumentParser]:
     """The app's parser and each command's: which options a config file may give any of them."""
-    from ..config_file import parsers_in
+    from .config_file import parsers_in
 
     return [app_parser(), *parsers_in(command_parser())]

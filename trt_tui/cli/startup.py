@@ -13,6 +13,9 @@
   memory at once. A command says it may (`may_exit_at_once`) only once everything it wrote is closed
   (engines, history, trace; its build processes reaped, its spares stopped); other commands, and
   `main` called from Python, exit as usual.
+- Quiet end into a closed pipe: `trt-tui history | head -1` ends as `git log | head` does, exit 0
+  and nothing on stderr, once the reader has gone (`reader_gone`); stdout then points at /dev/null, so
+  neither a later line nor the interpreter's last flush raises again.
 """
 
 from __future__ import annotations
@@ -59,13 +62,37 @@ def may_exit_at_once() -> None:
     _exit_at_once = True
 
 
+def reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (poll reports an error on its write end);
+    if so, stdout is pointed at /dev/null: what is left to write has nobody to read it."""
+    try:
+        import select
+
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        gone = any(events & select.POLLERR for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no stdout, or no poll on this system
+        return False
+    if gone:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    return gone
+
+
 def finish(code: int) -> None:
     """Exit with `code`: at once where the command allowed it, else as usual."""
+    try:
+        sys.stdout.flush()  # here, not in the interpreter's teardown, where a closed pipe's error is printed
+    except BrokenPipeError:
+        if not reader_gone():
+            raise
+    except (AttributeError, OSError, ValueError):
+        pass
     if _exit_at_once:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):
-                pass
+        try:
+            sys.stderr.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
         os._exit(code)
     sys.exit(code)

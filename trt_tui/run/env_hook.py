@@ -1,11 +1,12 @@
 """The import hook `trt-tui hook install` puts in an environment: each Python process of it reports its
 TensorRT builds to the app, when one listens.
 
-The `.pth` file that `trt-tui hook install` (`cli.commands.hook`) writes runs this file at every interpreter start (its cached
-bytecode, run, not imported: importing it would import the `trt_tui` package first, which costs
-several times more than all of this).
-So at start it only adds a finder to `sys.meta_path` that answers for nothing but `tensorrt` and
-`tensorrt_rtx`. When the program imports one of them, and only if this user's collector socket exists
+The `.pth` file that `trt-tui hook install` (`cli.commands.hook`) writes adds, at every interpreter
+start, a one-line finder (`hook.pth_text`) that answers for nothing but `tensorrt` and `tensorrt_rtx`;
+when the program imports one of them it runs this file (not imported: importing it would import the
+`trt_tui` package first) and hands the import to this file's `TensorRTFinder`.
+Run at start itself, as the `.pth` of an earlier trt-tui does, this file adds its own finder.
+When the program imports TensorRT, and only if this user's collector socket exists
 then (one `stat`), TensorRT is patched as `trt-tui run` patches it (`hook`) and each build reports
 through the process's reporter (`reporter`, whose fallback becomes the collector's). Without a
 listening app nothing of trt-tui is imported and TensorRT is left as it is. Under `trt-tui run`, whose
@@ -83,7 +84,8 @@ class TensorRTFinder:
         if name not in _TARGETS or os.environ.get(_RUN_ADDRESS):
             return None
         for finder in sys.meta_path:
-            if isinstance(finder, TensorRTFinder) or not hasattr(finder, "find_spec"):
+            # by name: the `.pth`'s finder, which hands the import to this one, is another class
+            if type(finder).__name__ == "TensorRTFinder" or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:

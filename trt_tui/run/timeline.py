@@ -43,6 +43,7 @@ class Timeline:
         self.started = started
         self.clock = clock
         self.failed: str | None = None
+        self.reader_gone = False  # `failed` because the reader of the pipe it writes into closed it
         self.lost_bytes = 0
         self._heap: list = []
         self._seq = itertools.count()
@@ -149,15 +150,17 @@ class Timeline:
                     events = []
                 self.write_output(what, payload[0], at - self.started)
             except (OSError, ValueError) as exc:  # stdout closed under us (EPIPE, or a closed file)
-                with self._cond:
-                    self.failed = str(exc)
-                    self._cond.notify_all()
+                self._fail(exc)
                 if kind == "output":
                     self.lost_bytes += payload[1]
         if events and job is not None and self.failed is None:
             try:
                 self.write_events(job, events)
             except (OSError, ValueError) as exc:
-                with self._cond:
-                    self.failed = str(exc)
-                    self._cond.notify_all()
+                self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        with self._cond:
+            self.failed = str(exc)
+            self.reader_gone = isinstance(exc, BrokenPipeError)
+            self._cond.notify_all()

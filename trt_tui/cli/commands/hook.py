@@ -2,8 +2,8 @@
 to a running trt-tui app.
 
 `install` writes `trt-tui-hook.pth` into the environment's site-packages; Python's `site` runs its one
-code line at each interpreter start, which reads and runs `trt_tui/run/env_hook.py` (see there: a
-finder that acts only when TensorRT is imported, and only while an app listens). `remove` deletes it.
+code line at each interpreter start, which adds a finder that reads and runs `trt_tui/run/env_hook.py`
+when TensorRT is imported, and not before (see there: it acts only while an app listens). `remove` deletes it.
 Both are idempotent and say what they did in one line. A file of that name that trt-tui did not write
 is neither replaced nor removed.
 """
@@ -35,14 +35,21 @@ def pth_path() -> Path:
     return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
 
 
+# Evaluated when the program imports TensorRT, never at start (a string, so that no start compiles
+# it): env_hook.py's names, read once (`C` keeps them), and the import handed to its finder; nothing
+# where trt-tui was uninstalled and the file is gone.
+ON_TENSORRT = ("(C.get('hook') or C.setdefault('hook', __import__('runpy').run_path(P, run_name='trt_tui_env_hook')))"
+               "['TensorRTFinder']().find_spec(n, *a) if __import__('os').path.isfile(P) else None")
+
+
 def pth_text(env_hook: Path = ENV_HOOK) -> str:
-    """The hook's file: the marker, then one line that runs `env_hook` if it is still there (trt-tui
-    uninstalled: nothing), from its cached bytecode (`get_code`; compiling it would cost more at
-    every start). Not imported: that would import the `trt_tui` package first, several times dearer."""
-    path = repr(str(env_hook))
-    code = (f"import importlib.machinery as m, os; p = {path}; os.path.isfile(p) and "
-            "exec(m.SourceFileLoader('trt_tui_env_hook', p).get_code('trt_tui_env_hook'), "
-            "{'__name__': 'trt_tui_env_hook', '__file__': p})")
+    """The hook's file: the marker, then the line every interpreter start of the environment runs. It
+    adds a finder that answers for nothing but TensorRT's two module names and reads nothing, so a start
+    pays for compiling this one line only: env_hook.py itself, run at each start, was compiled at each
+    start where bytecode is never written (PYTHONDONTWRITEBYTECODE, common in containers; figures:
+    BENCHMARKS.md). `P`: the path of `env_hook`."""
+    code = ("import sys; sys.meta_path.insert(0, type('TensorRTFinder', (), {'find_spec': lambda s, n, *a, "
+            f"P={str(env_hook)!r}, M={ON_TENSORRT!r}, C={{}}: eval(M) if n in ('tensorrt', 'tensorrt_rtx') else None}})())")
     return f"{MARKER}\n{code}\n"
 
 

@@ -47,6 +47,7 @@ def options(r: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ...core.history.output_paths import check_trace, program_files
+    from ..checks import check_history
     from ..options import vitals_config
 
     argv = list(args.cmd)
@@ -58,6 +59,7 @@ def run(args) -> int:
         raise UsageError(f"--grace must be more than 0 seconds, not {args.grace}")
     args.vitals = vitals_config(args)
     check_trace(args.trace, program_files(argv), (), args.history, args.force)
+    check_history(args.history)
     if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
         from ..checks import theme_problem  # the app would open: its theme is checked first
 
@@ -188,7 +190,7 @@ def run_headless(argv: list[str], args) -> int:
     if note is not None:
         print(note, file=sys.stderr)
     problem = run.unread
-    if timeline.failed is not None:
+    if timeline.failed is not None and not timeline.reader_gone:  # `trt-tui run ... | head`: as asked
         problem = f"{timeline.lost_bytes} bytes of {run.name}'s output could not be written: {timeline.failed}"
     if problem is not None:
         _say(f"trt-tui: {problem}")

@@ -53,7 +53,7 @@ def run(args) -> int:
             controller.handle([ModelChange("added", m.resolve(), 0.0) for m in models])
             watcher.start()
             renderer.message(f"trt-tui: watching {', '.join(str(d) for d in watcher.dirs)} (Ctrl-C to stop)")
-            while stopper.signal is None:
+            while stopper.signal is None and not renderer.reader_gone:  # `watch | head`: ends with its reader
                 time.sleep(0.1)
                 for err in watcher.errors:
                     renderer.message(f"trt-tui: {err}")

@@ -32,8 +32,9 @@ from pathlib import Path
 
 from ..build.events import State
 from .estimates import EXPECTED_FROM, median_phases
+from .ownership import refusal, stamp
 
-__all__ = ["SCHEMA_VERSION", "BuildRecord", "History", "HistoryError", "default_path"]
+__all__ = ["SCHEMA_VERSION", "BuildRecord", "ForeignFile", "History", "HistoryError", "default_path"]
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
@@ -90,10 +91,22 @@ class HistoryError(Exception):
     """The history file cannot be opened or used; the message names it."""
 
 
+class ForeignFile(HistoryError):
+    """The file named as the history is not one trt-tui wrote (`ownership`): it is left as it is."""
+
+
 def history_path(explicit: str | os.PathLike | None) -> Path | None:
     """--history, else $TRT_TUI_HISTORY, else None (the user data directory)."""
     text = explicit or os.environ.get("TRT_TUI_HISTORY")
     return Path(text) if text else None
+
+
+def foreign(path: Path) -> str | None:
+    """The line refusing an existing file at `path` that is not a trt-tui history (`ownership`), else None."""
+    if not path.is_file():
+        return None
+    reason = refusal(path)
+    return None if reason is None else f"{path}: {reason}: refusing to change it (name another file with --history)"
 
 
 def default_path() -> Path:
@@ -183,6 +196,11 @@ class History:
         if not create and not self.path.exists():
             raise HistoryError(f"{self.path}: no such build history file")
         try:
+            if (problem := foreign(self.path)) is not None:
+                raise ForeignFile(problem)
+        except OSError as exc:
+            raise HistoryError(f"{self.path}: cannot open build history: {exc.strerror or exc}") from None
+        try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             uri = "file:" + urllib.parse.quote(str(self.path.absolute())) + ("" if create else "?mode=rw")
@@ -191,6 +209,7 @@ class History:
             self._db.execute(f"PRAGMA busy_timeout = {int(OPEN_TIMEOUT * 1000)}")
             self._set_wal()
             self._migrate()
+            stamp(self._db)
             self._db.execute(f"PRAGMA busy_timeout = {int(WRITE_TIMEOUT * 1000)}")
         except (OSError, sqlite3.Error) as exc:
             self.close()

@@ -6,7 +6,10 @@ It is `$TRT_TUI_CONFIG`, else `config.toml` in the user config directory (platfo
 and choices and then becomes the parser's default, so an option is checked where it is parsed, and
 the command line still wins. A key that only another subcommand takes is left to that subcommand;
 one that none takes is an error. `[keys]` gives a command of the key table (`ui.commands`, by its
-action) another key; only the app reads it.
+action) another key; only the app reads it. The nearest pyproject.toml's `[tool.trt-tui]` is read
+after the user's file and wins; in a directory the user has not trusted, only its harmless options
+apply, and each command says which of the others it ignored (`trust`). Every file is read bounded
+(`user_files`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cli.errors import UsageError
+from .errors import UsageError
+from .user_files import bounded_bytes, user_config_dir
 
 ENV = "TRT_TUI_CONFIG"
 KEYS = "keys"
@@ -31,17 +35,6 @@ def config_path() -> Path:
     if named := os.environ.get(ENV):
         return Path(named).expanduser()
     return user_config_dir() / "config.toml"
-
-
-def user_config_dir() -> Path:
-    """platformdirs' user config directory of trt-tui. On Linux, the XDG one worked out as platformdirs
-    does: importing platformdirs imports tempfile and shutil, which every command would then load
-    before it starts, for this one path."""
-    if sys.platform == "linux":
-        return Path(os.environ.get("XDG_CONFIG_HOME", "").strip() or Path.home() / ".config") / "trt-tui"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("trt-tui"))
 
 
 class FileDefault(list):
@@ -66,6 +59,20 @@ class ConfigFile:
     origins: dict[str, tuple[Path, str]] = field(default_factory=dict)  # dest -> the file and key that gave it
     keys: dict[str, str] = field(default_factory=dict)  # action -> key
     key_origins: dict[str, Path] = field(default_factory=dict)  # action -> the file that gave its key
+    project_trusted: bool = False  # the user trusts the project's directory (`trust`)
+    untrusted: list[str] = field(default_factory=list)  # the project's keys not applied, as it spells them
+    ignored: dict[str, tuple[str, object]] = field(default_factory=dict)  # dest -> (such a key, the default left)
+
+    def untrusted_warning(self, args: argparse.Namespace) -> str | None:
+        """The one line saying which of an untrusted project's keys this command ignored, or None where
+        it ignored none (the command takes none of them, or the command line gave them)."""
+        keys = [key for dest, (key, default) in self.ignored.items() if vars(args).get(dest) == default]
+        if not keys or self.project is None:
+            return None
+        from .trust import how_to_trust
+
+        return (f"{self.project}: {', '.join('tool.trt-tui.' + key for key in keys)} ignored: this directory is not"
+                f" trusted to set {'it' if len(keys) == 1 else 'them'} (to let it: {how_to_trust(self.project.parent)})")
 
     def blame(self, message: str, args: argparse.Namespace) -> str:
         """A later check's complaint about an option (`--theme x: ...`), with the file and key in front
@@ -132,13 +139,17 @@ def converted(where: str, action: argparse.Action, value: object) -> object:
 def read(path: Path, named: bool) -> dict | None:
     """The TOML file at `path`; None where there is none (and `named` is false: the user did not name it)."""
     try:
-        data = path.read_bytes()
+        data = bounded_bytes(path)
     except FileNotFoundError:
         if named:
             raise UsageError(f"{path}: no such file (${ENV} names it)") from None
         return None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parsed(path, data)
+
+
+def parsed(path: Path, data: bytes) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -157,14 +168,14 @@ def project_table(start: Path) -> tuple[Path, dict] | None:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
         try:
-            text = path.read_bytes()
-            if b"tool.trt-tui" not in text and b'tool."trt-tui"' not in text:
-                return None
+            text = bounded_bytes(path)
         except FileNotFoundError:
             continue
         except OSError:
             return None
-        table = (read(path, named=True) or {}).get("tool", {}).get("trt-tui")
+        if b"tool.trt-tui" not in text and b'tool."trt-tui"' not in text:
+            return None
+        table = parsed(path, text).get("tool", {}).get("trt-tui")
         return (path, table) if isinstance(table, dict) else None
     return None
 
@@ -179,8 +190,8 @@ def apply_config_file(parser: argparse.ArgumentParser,
         config.found = True
         layers.append((config.path, "", data))
     if (project := project_table(Path.cwd())) is not None:
-        config.project = project[0]
-        layers.append((project[0], "tool.trt-tui.", project[1]))
+        config.project, table = project
+        layers.append((config.project, "tool.trt-tui.", trusted_part(config, table, every_parser)))
     for target in parsers_in(parser):
         options = options_of(target)
         for path, prefix, data in layers:
@@ -190,7 +201,25 @@ def apply_config_file(parser: argparse.ArgumentParser,
         if target.get_default("keys") is not None:  # a parser of the app (`add_config_options`)
             defaults["keys"] = config.keys
         target.set_defaults(**defaults)
+        for key in config.untrusted:
+            if (action := options.get(key.replace("_", "-"))) is not None:
+                config.ignored[action.dest] = (key, target.get_default(action.dest))
     return config
+
+
+def trusted_part(config: ConfigFile, table: dict, every_parser: Callable[[], list[argparse.ArgumentParser]]) -> dict:
+    """What of a project's table applies: all of it in a directory the user trusts, else its harmless
+    options (`trust`); the others are noted in `config.untrusted`. A key no option has stays, to be
+    refused as the user's own file's would be."""
+    from .trust import HARMLESS, is_trusted
+
+    assert config.project is not None
+    config.project_trusted = is_trusted(config.project.parent)
+    if config.project_trusted:
+        return table
+    known = every_option(every_parser)
+    config.untrusted = [key for key in table if key.replace("_", "-") in known - HARMLESS]
+    return {key: value for key, value in table.items() if key not in config.untrusted}
 
 
 def take(config: ConfigFile, target: argparse.ArgumentParser, options: dict[str, argparse.Action], path: Path,
@@ -222,7 +251,7 @@ def did_you_mean(name: str, options: dict) -> str:
 
 
 def checked_keys(where: str, keys: dict[str, str]) -> dict[str, str]:
-    from .ui.commands import COMMANDS, with_keys
+    from ..ui.commands import COMMANDS, with_keys
 
     remap = {action.replace("-", "_"): key for action, key in keys.items()}
     try:
@@ -239,7 +268,7 @@ class ListThemes(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from .cli.checks import known_themes
+        from .checks import known_themes
 
         print("\n".join(known_themes()))
         parser.exit(0)
@@ -260,6 +289,7 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
     state = "" if config.found else " (none there)"
     also = f"; then [tool.trt-tui] of {config.project}" if config.project else ""
     print(f"# the options in force; the config file: {config.path}{state}{also}")
+    print_trust(config)
     for name, action in options_of(parser).items():
         value = vars(args)[action.dest]
         source = ("command line" if action.dest in given else config.origins[action.dest][0]
@@ -268,13 +298,29 @@ def print_config(config: ConfigFile, parser: argparse.ArgumentParser, argv: list
             print(f"# {name}: not set  # {source}")
         else:
             print(f"{name} = {toml_value(value)}  # {source}")
-    from .ui.commands import COMMANDS, with_keys
+    from ..ui.commands import COMMANDS, with_keys
 
     print(f"[{KEYS}]")
     for command in with_keys(COMMANDS, config.keys):
         source = config.key_origins.get(command.action, "default")
         print(f"{command.action} = {toml_value(command.key)}  # {source}")
     return 0
+
+
+def print_trust(config: ConfigFile) -> None:
+    """Whether the project file is trusted, what of it is ignored, and which directories are trusted."""
+    from .trust import how_to_trust, store_path, trusted_directories
+
+    if config.project is not None:
+        directory = config.project.parent
+        if config.project_trusted:
+            print(f"# {directory}: trusted, its [tool.trt-tui] sets any option (undo: {how_to_trust(directory, True)})")
+        else:
+            ignored = f": ignored: {', '.join(config.untrusted)}" if config.untrusted else ""
+            print(f"# {directory}: not trusted, its [tool.trt-tui] sets only harmless options{ignored}"
+                  f" (to let it set any: {how_to_trust(directory)})")
+    trusted = trusted_directories()
+    print(f"# trusted projects ({store_path()}): {', '.join(map(str, trusted)) if trusted else 'none'}")
 
 
 def given_on_command_line(argv: list[str], bare: argparse.ArgumentParser) -> set[str]:
