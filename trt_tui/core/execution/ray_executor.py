@@ -3,14 +3,16 @@
 Each build is one Ray task in a worker process of its own (`max_calls=1`: the worker exits after its
 one build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing
 assumes a shared filesystem: the model's bytes (and its external data files) go to the task, which
-builds into memory; the engine's bytes come back and the caller writes them with the one atomic writer,
-after the build, only when it succeeded and was not cancelled.
+builds into memory; the engine's bytes come back (through the relay, below) and the caller writes them
+with the one atomic writer, after the build, only when it succeeded and was not cancelled.
 
 Events stream back while the build runs through one small relay actor per executor: the task's
 `BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
 and the caller's worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's
 side). Each push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
-callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
+callback. The task's last call hands the relay how the build ended, with the engine's bytes, before the
+task returns: Ray ends a `max_calls=1` worker while its reply may still be on the way (`ray_task` says
+more). A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
 (the skeleton every transport shares, `transport.TransportExecutor`).
 Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
 with the local builds' watch and its readings travel with the events.
@@ -222,10 +224,7 @@ class RayExecutor(TransportExecutor):
 
         try:
             self.follow(job, task, receive, lambda: self._send_cancel(job, task, follower))
-            try:
-                outcome, engine = ray.get(ref)
-            except Exception as exc:
-                outcome, engine = follower.verdict(task.forced, exc), None
+            outcome, engine = self._ended(job, ref, task, follower)
             follower.relay(self._take(job, follower))
         finally:
             try:
@@ -259,18 +258,36 @@ class RayExecutor(TransportExecutor):
         else:
             self._relay.cancel.remote(job.id)
 
+    def _ended(self, job: BuildJob, ref, task: RunningBuild, follower: _RayFollower) -> tuple[Outcome, bytes | None]:
+        """How the task's build ended: what it delivered to the relay before it returned. Ray's own
+        result of the task is read for why, where it delivered nothing (lost, killed, forced); where it
+        did, an error Ray reports after that (its worker ended while replying) costs the build nothing."""
+        import ray
+
+        try:
+            ray.get(ref)
+            cause: BaseException | None = None
+        except Exception as exc:
+            cause = exc
+        delivered = self._ask(follower, self._relay.result, job.id, None)
+        return delivered if delivered is not None else (follower.verdict(task.forced, cause), None)
+
     def _take(self, job: BuildJob, follower: _RayFollower) -> list:
-        """The task's events so far. A relay lost (with its node) loses the events, not the build:
-        the task's own result still says how it ended."""
+        """The task's events so far. A relay lost (with its node) loses the events, not the build's
+        verdict: the task's own result says how it was lost."""
+        return self._ask(follower, self._relay.take, job.id, [])
+
+    def _ask(self, follower: _RayFollower, method, job: int, default):
+        """`method` of the relay for `job`, or `default` once the relay is lost."""
         import ray
 
         if follower.relay_lost:
-            return []
+            return default
         try:
-            return ray.get(self._relay.take.remote(job.id), timeout=RELAY_TIMEOUT)
+            return ray.get(method.remote(job), timeout=RELAY_TIMEOUT)
         except Exception:  # the actor died (with its node), or did not answer in time
             follower.relay_lost = True
-            return []
+            return default
 
     def _unavailable(self) -> str | None:
         """The first resource a task needs that the whole cluster does not have (it would wait forever)."""
