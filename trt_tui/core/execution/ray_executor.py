@@ -40,7 +40,7 @@ from ..build.events import State, StateChanged
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
 from .follower import Follower
 from .follower import finish as _finish
-from .ray_host import RayHost
+from .ray_host import TCP_CONNECT, ConnectCancelled, RayHost
 from .ray_task import EventRelay, build_task, shipment_of
 from .transport import Ended, RunningBuild, TransportExecutor
 
@@ -50,6 +50,9 @@ RAY_MISSING = "--executor ray needs Ray: pip install 'trt-tui[ray]'"
 # How long the relay may take to hand over a task's events (it answers in milliseconds): one that has
 # not answered by then is taken for lost with its node, so that a follow loop never waits on it for good.
 RELAY_TIMEOUT = 60.0
+# How long connecting to a Ray cluster at an address may take (--ray-connect-timeout). Ray itself waits
+# minutes for a GCS that accepts the connection and never answers.
+CONNECT_TIMEOUT = 30.0
 
 
 def ray_available() -> bool:
@@ -109,8 +112,9 @@ class RayExecutor(TransportExecutor):
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
                  resources: RayResources | None = None, local_cpus: int | None = None,
-                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
-        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all."""
+                 vitals: VitalsConfig | None = DEFAULT_VITALS, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all.
+        `connect_timeout`: seconds a cluster at an address has to answer (0: as long as Ray waits)."""
         if not ray_available():
             raise RuntimeError(RAY_MISSING)
         super().__init__(cancel_grace)
@@ -118,6 +122,7 @@ class RayExecutor(TransportExecutor):
         self.vitals = vitals
         self.resources = resources or RayResources()
         self.local_cpus = local_cpus
+        self.connect_timeout = connect_timeout
         self.build = run_build  # what each task runs: `run_build`, or a stand-in with its signature (by value)
         self._started = False  # connected (or started a local Ray) ourselves: close() shuts it down
         self._ready = False
@@ -125,12 +130,15 @@ class RayExecutor(TransportExecutor):
         self._relay: Any = None  # the relay actor's handle, once connected
         self._remote: Any = None  # the build task, as Ray's remote function
         self._host: RayHost | None = None
+        self._unreachable: Exception | None = None  # why connecting failed: every later build fails with it
         self.started_local = False
 
     # -- connecting --------------------------------------------------------------------------------
 
-    def _connect(self) -> None:
-        """Connect on the first build (a run whose engines are all current never starts Ray)."""
+    def _connect(self, job: BuildJob) -> None:
+        """Connect on the first build (a run whose engines are all current never starts Ray). Each build
+        waits for Ray until it is up, until the connect timeout (with an address), or until the build
+        is cancelled (`ConnectCancelled`): a cluster that never answers cannot hold a cancel or a signal."""
         import ray
 
         with self._lock:
@@ -138,9 +146,28 @@ class RayExecutor(TransportExecutor):
                 return
             if self._closed:
                 raise RuntimeError("the Ray executor is closed")
-            if not ray.is_initialized():
-                self._host = RayHost(self.address, self.local_cpus)
+            if self._unreachable is not None:
+                raise self._unreachable
+            limit = self.connect_timeout if self.address and self.connect_timeout > 0 else None
+            if self._host is None and not ray.is_initialized():
+                self._host = RayHost(self.address, self.local_cpus, limit)
                 self._host.start()
+            host = self._host
+        if host is not None:
+            if limit is not None:  # the host's greeting, given as long after its TCP connect, says why first
+                limit += TCP_CONNECT
+            try:
+                host.wait(limit, lambda: job.token.cancelled)
+            except ConnectCancelled:
+                raise
+            except Exception as exc:
+                with self._lock:
+                    self._unreachable = exc
+                raise
+        with self._lock:
+            if self._ready:
+                return
+            if host is not None:
                 self._started = True
                 self.started_local = not self.address
             self._relay = ray.remote(num_cpus=0, max_restarts=0)(EventRelay).options(**_here()).remote()
@@ -155,6 +182,8 @@ class RayExecutor(TransportExecutor):
         if self._started and self._host is not None:
             self._host.stop()
             self._started = False
+        elif self._host is not None:  # still connecting (abandoned): it leaves Ray as soon as it is up
+            self._host.stopping.set()
         self._ready = False
 
     def abandon(self) -> None:
@@ -205,7 +234,10 @@ class RayExecutor(TransportExecutor):
         except BuildError as exc:
             return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
         try:
-            self._connect()
+            self._connect(job)
+        except ConnectCancelled:
+            where = f"connecting to Ray at {self.address}" if self.address else "starting a local Ray"
+            return _finish(job, 0.0, Outcome(State.CANCELLED, detail=f"cancelled while {where}"))
         except Exception as exc:
             what = f"cannot connect to Ray at {self.address}" if self.address else "cannot start a local Ray"
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: {what}: {_one_line(exc)}"))
