@@ -12,8 +12,10 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
@@ -24,22 +26,34 @@ from trt_tui.core.execution.scheduler import Scheduler  # noqa: E402
 
 ROUNDS = 10
 TIMEOUT = 180.0
-# Models of different lengths (TensorRT-RTX on two quiet cores) and engine sizes: the samples' MNIST
-# (0.1 s, 0.3 MB) and ResNet-50 (1.2 s, 100 MB), and two of the onnx package's test models (0.6 s,
-# 1.9 MB; 0.8 s, 1.7 MB). An engine of many megabytes is what a worker's end used to cut off.
+# Models of different lengths (TensorRT-RTX on two cores) and engine sizes: the samples' MNIST (0.1 s,
+# 0.3 MB), two of the onnx package's test models (0.6 s, 1.9 MB; 0.8 s, 1.7 MB) and one wide layer whose
+# 32 MB of weights make a 32 MB engine in about a second: an engine of many megabytes is what a
+# worker's end used to cut off (a 15 MB one in a fifth of tries, 100 MB in most).
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-TWO = ("mnist", "resnet50")
-FOUR = ("light_squeezenet", "resnet50", "mnist", "light_zfnet512")
+TWO = ("mnist", "wide")
+FOUR = ("light_squeezenet", "wide", "mnist", "light_zfnet512")
+
+
+def wide_model() -> onnx.ModelProto:
+    """x[1, 2048] @ W[2048, 4096], random weights: a quick build with a large engine."""
+    weights = np.random.default_rng(7).standard_normal((2048, 4096)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "wide",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4096])],
+                              [numpy_helper.from_array(weights, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 @pytest.fixture
 def models(sample_dir: Path, tmp_path: Path) -> Path:
-    """The samples and the onnx package's models, in one directory."""
+    """The models of the rounds, in one directory."""
     directory = tmp_path / "models"
     directory.mkdir()
-    for name in {*TWO, *FOUR}:
-        source = LIGHT / f"{name}.onnx" if name.startswith("light_") else sample_dir / f"{name}.onnx"
-        shutil.copy(source, directory)
+    shutil.copy(sample_dir / "mnist.onnx", directory)
+    for name in ("light_squeezenet", "light_zfnet512"):
+        shutil.copy(LIGHT / f"{name}.onnx", directory)
+    onnx.save(wide_model(), directory / "wide.onnx")
     return directory
 
 
