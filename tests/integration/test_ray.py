@@ -92,7 +92,7 @@ def test_two_builds_through_ray_equal_local_builds(executor, sample_dir, tmp_pat
     # The engines and the sidecars that mark them as trt-tui's own; no temporary left.
     assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
         "mnist.engine", "mnist.engine.build.json", "resnet50.engine", "resnet50.engine.build.json"]
-    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events"
+    assert relay_holds(executor) == ({}, set(), {}), "the relay kept a finished job's events"
 
 
 def test_phase_events_arrive_while_the_build_runs(executor, sample_dir, tmp_path):
@@ -123,7 +123,7 @@ def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_di
     assert job.outcome.detail.startswith("cancelled")
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
-    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events or cancel"
+    assert relay_holds(executor) == ({}, set(), {}), "the relay kept a finished job's events or cancel"
 
 
 def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
@@ -146,9 +146,11 @@ def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def relay_holds(executor: RayExecutor) -> tuple[dict, set]:
-    """What the executor's relay actor still keeps: events per job, and jobs asked to cancel."""
-    return ray.get(executor._relay.__ray_call__.remote(lambda relay: (relay.batches, relay.cancelled)))
+def relay_holds(executor: RayExecutor) -> tuple[dict, set, dict]:
+    """What the executor's relay actor still keeps: events per job, jobs asked to cancel, and the
+    outcomes and engines tasks delivered."""
+    return ray.get(executor._relay.__ray_call__.remote(lambda relay: (relay.batches, relay.cancelled,
+                                                                      relay.results)))
 
 
 def worker_of(job_id: int) -> psutil.Process | None:

@@ -19,7 +19,8 @@ with the local builds' watch and its readings travel with the events.
 
 Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`, else a private local Ray
 (loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray
-process behind. A Ray this process had already
+process behind. A cluster at an address has `connect_timeout` seconds to answer, and a build waiting
+for Ray ends as soon as it is cancelled (Ray's own init can wait minutes, and would hold a signal). A Ray this process had already
 initialised is used as it is and left running.
 
 `ray` is imported only here, and only when an executor is made: it is an optional extra.
