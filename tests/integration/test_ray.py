@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,7 +92,7 @@ def test_two_builds_through_ray_equal_local_builds(executor, sample_dir, tmp_pat
     # The engines and the sidecars that mark them as trt-tui's own; no temporary left.
     assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == [
         "mnist.engine", "mnist.engine.build.json", "resnet50.engine", "resnet50.engine.build.json"]
-    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events"
+    assert relay_holds(executor) == ({}, set(), {}), "the relay kept a finished job's events"
 
 
 def test_phase_events_arrive_while_the_build_runs(executor, sample_dir, tmp_path):
@@ -122,7 +123,7 @@ def test_cancel_at_a_phase_ends_cancelled_and_writes_nothing(executor, sample_di
     assert job.outcome.detail.startswith("cancelled")
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
-    assert relay_holds(executor) == ({}, set()), "the relay kept a finished job's events or cancel"
+    assert relay_holds(executor) == ({}, set(), {}), "the relay kept a finished job's events or cancel"
 
 
 def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
@@ -145,9 +146,11 @@ def test_second_cancel_forces_the_task(executor, sample_dir, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def relay_holds(executor: RayExecutor) -> tuple[dict, set]:
-    """What the executor's relay actor still keeps: events per job, and jobs asked to cancel."""
-    return ray.get(executor._relay.__ray_call__.remote(lambda relay: (relay.batches, relay.cancelled)))
+def relay_holds(executor: RayExecutor) -> tuple[dict, set, dict]:
+    """What the executor's relay actor still keeps: events per job, jobs asked to cancel, and the
+    outcomes and engines tasks delivered."""
+    return ray.get(executor._relay.__ray_call__.remote(lambda relay: (relay.batches, relay.cancelled,
+                                                                      relay.results)))
 
 
 def worker_of(job_id: int) -> psutil.Process | None:
@@ -750,9 +753,14 @@ def is_loopback(ip: str) -> bool:
 
 def test_cli_a_killed_raylet_fails_each_build_in_one_line(cli_env, trt_tui_command, sample_dir, tmp_path):
     """The local Ray's raylet is killed while two builds run: each ends `failed`, in one line that names
-    its model and says its Ray task was lost; no dump of Ray's, no traceback, exit 1, no Ray left."""
-    models = [sample_dir / "resnet50.onnx", sample_dir / "densenet.onnx"]
-    proc = subprocess.Popen([*trt_tui_command, "build", *map(str, models), "-o", str(tmp_path), "-j", "2",
+    its model and says its Ray task was lost; no dump of Ray's, no traceback, exit 1, no Ray left.
+    Two DenseNet builds (~15 s each): a shorter one could have handed over its engine before the kill,
+    and that engine, whole, is written."""
+    models = [sample_dir / "densenet.onnx", tmp_path / "d.onnx"]
+    shutil.copy(models[0], models[1])
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = subprocess.Popen([*trt_tui_command, "build", *map(str, models), "-o", str(out_dir), "-j", "2",
                              "--executor", "ray"], env={**cli_env, "RAY_ADDRESS": ""},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
@@ -783,5 +791,5 @@ def test_cli_a_killed_raylet_fails_each_build_in_one_line(cli_env, trt_tui_comma
         assert len(failed[0]) < 300 and "\\x1b" not in failed[0], failed[0]  # no colour codes of Ray's
     assert "Raylet is terminated" not in out + err and "state-dump" not in out + err, (out + err)[-3000:]
     assert "Traceback" not in err, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in out_dir.iterdir()) == []
     assert gone(spawned, 10.0) == [], "Ray processes outlived the run"

@@ -40,6 +40,8 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     r = p.add_argument_group("Ray (with --executor ray)")
     r.add_argument("--ray-address", metavar="ADDR",
                    help="Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)")
+    r.add_argument("--ray-connect-timeout", type=seconds, default=None, metavar="SECONDS",
+                   help="how long the cluster at --ray-address has to answer (default 30; 0: as long as Ray waits)")
     r.add_argument("--ray-gpu", metavar="TYPE", help="each build asks for one GPU of this Ray accelerator type")
     r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
                    help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
@@ -160,4 +162,7 @@ def ray_options(args) -> dict | None:
         resources = dict(parse_resource(text) for text in args.ray_resource or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}
+    options = {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}
+    if args.ray_connect_timeout is not None:  # a limit alone changes nothing, so it needs no --executor ray
+        options["connect_timeout"] = args.ray_connect_timeout
+    return options

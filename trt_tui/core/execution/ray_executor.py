@@ -3,21 +3,24 @@
 Each build is one Ray task in a worker process of its own (`max_calls=1`: the worker exits after its
 one build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing
 assumes a shared filesystem: the model's bytes (and its external data files) go to the task, which
-builds into memory; the engine's bytes come back and the caller writes them with the one atomic writer,
-after the build, only when it succeeded and was not cancelled.
+builds into memory; the engine's bytes come back (through the relay, below) and the caller writes them
+with the one atomic writer, after the build, only when it succeeded and was not cancelled.
 
 Events stream back while the build runs through one small relay actor per executor: the task's
 `BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
 and the caller's worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's
 side). Each push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
-callback. A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
+callback. The task's last call hands the relay how the build ended, with the engine's bytes, before the
+task returns: Ray ends a `max_calls=1` worker while its reply may still be on the way (`ray_task` says
+more). A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
 (the skeleton every transport shares, `transport.TransportExecutor`).
 Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
 with the local builds' watch and its readings travel with the events.
 
 Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`, else a private local Ray
 (loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray
-process behind. A Ray this process had already
+process behind. A cluster at an address has `connect_timeout` seconds to answer, and a build waiting
+for Ray ends as soon as it is cancelled (Ray's own init can wait minutes, and would hold a signal). A Ray this process had already
 initialised is used as it is and left running.
 
 `ray` is imported only here, and only when an executor is made: it is an optional extra.
@@ -38,7 +41,7 @@ from ..build.events import State, StateChanged
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
 from .follower import Follower
 from .follower import finish as _finish
-from .ray_host import RayHost
+from .ray_host import TCP_CONNECT, ConnectCancelled, RayHost
 from .ray_task import EventRelay, build_task, shipment_of
 from .transport import Ended, RunningBuild, TransportExecutor
 
@@ -48,6 +51,9 @@ RAY_MISSING = "--executor ray needs Ray: pip install 'trt-tui[ray]'"
 # How long the relay may take to hand over a task's events (it answers in milliseconds): one that has
 # not answered by then is taken for lost with its node, so that a follow loop never waits on it for good.
 RELAY_TIMEOUT = 60.0
+# How long connecting to a Ray cluster at an address may take (--ray-connect-timeout). Ray itself waits
+# minutes for a GCS that accepts the connection and never answers.
+CONNECT_TIMEOUT = 30.0
 
 
 def ray_available() -> bool:
@@ -107,8 +113,9 @@ class RayExecutor(TransportExecutor):
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
                  resources: RayResources | None = None, local_cpus: int | None = None,
-                 vitals: VitalsConfig | None = DEFAULT_VITALS) -> None:
-        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all."""
+                 vitals: VitalsConfig | None = DEFAULT_VITALS, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        """`vitals`: how each task samples its own worker process (see `_build_task`); None: not at all.
+        `connect_timeout`: seconds a cluster at an address has to answer (0: as long as Ray waits)."""
         if not ray_available():
             raise RuntimeError(RAY_MISSING)
         super().__init__(cancel_grace)
@@ -116,6 +123,7 @@ class RayExecutor(TransportExecutor):
         self.vitals = vitals
         self.resources = resources or RayResources()
         self.local_cpus = local_cpus
+        self.connect_timeout = connect_timeout
         self.build = run_build  # what each task runs: `run_build`, or a stand-in with its signature (by value)
         self._started = False  # connected (or started a local Ray) ourselves: close() shuts it down
         self._ready = False
@@ -123,12 +131,15 @@ class RayExecutor(TransportExecutor):
         self._relay: Any = None  # the relay actor's handle, once connected
         self._remote: Any = None  # the build task, as Ray's remote function
         self._host: RayHost | None = None
+        self._unreachable: Exception | None = None  # why connecting failed: every later build fails with it
         self.started_local = False
 
     # -- connecting --------------------------------------------------------------------------------
 
-    def _connect(self) -> None:
-        """Connect on the first build (a run whose engines are all current never starts Ray)."""
+    def _connect(self, job: BuildJob) -> None:
+        """Connect on the first build (a run whose engines are all current never starts Ray). Each build
+        waits for Ray until it is up, until the connect timeout (with an address), or until the build
+        is cancelled (`ConnectCancelled`): a cluster that never answers cannot hold a cancel or a signal."""
         import ray
 
         with self._lock:
@@ -136,9 +147,28 @@ class RayExecutor(TransportExecutor):
                 return
             if self._closed:
                 raise RuntimeError("the Ray executor is closed")
-            if not ray.is_initialized():
-                self._host = RayHost(self.address, self.local_cpus)
+            if self._unreachable is not None:
+                raise self._unreachable
+            limit = self.connect_timeout if self.address and self.connect_timeout > 0 else None
+            if self._host is None and not ray.is_initialized():
+                self._host = RayHost(self.address, self.local_cpus, limit)
                 self._host.start()
+            host = self._host
+        if host is not None:
+            if limit is not None:  # the host's greeting, given as long after its TCP connect, says why first
+                limit += TCP_CONNECT
+            try:
+                host.wait(limit, lambda: job.token.cancelled)
+            except ConnectCancelled:
+                raise
+            except Exception as exc:
+                with self._lock:
+                    self._unreachable = exc
+                raise
+        with self._lock:
+            if self._ready:
+                return
+            if host is not None:
                 self._started = True
                 self.started_local = not self.address
             self._relay = ray.remote(num_cpus=0, max_restarts=0)(EventRelay).options(**_here()).remote()
@@ -153,6 +183,8 @@ class RayExecutor(TransportExecutor):
         if self._started and self._host is not None:
             self._host.stop()
             self._started = False
+        elif self._host is not None:  # still connecting (abandoned): it leaves Ray as soon as it is up
+            self._host.stopping.set()
         self._ready = False
 
     def abandon(self) -> None:
@@ -203,7 +235,10 @@ class RayExecutor(TransportExecutor):
         except BuildError as exc:
             return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
         try:
-            self._connect()
+            self._connect(job)
+        except ConnectCancelled:
+            where = f"connecting to Ray at {self.address}" if self.address else "starting a local Ray"
+            return _finish(job, 0.0, Outcome(State.CANCELLED, detail=f"cancelled while {where}"))
         except Exception as exc:
             what = f"cannot connect to Ray at {self.address}" if self.address else "cannot start a local Ray"
             return _finish(job, 0.0, Outcome(State.FAILED, error=f"{spec.model}: {what}: {_one_line(exc)}"))
@@ -222,10 +257,7 @@ class RayExecutor(TransportExecutor):
 
         try:
             self.follow(job, task, receive, lambda: self._send_cancel(job, task, follower))
-            try:
-                outcome, engine = ray.get(ref)
-            except Exception as exc:
-                outcome, engine = follower.verdict(task.forced, exc), None
+            outcome, engine = self._ended(job, ref, task, follower)
             follower.relay(self._take(job, follower))
         finally:
             try:
@@ -259,18 +291,36 @@ class RayExecutor(TransportExecutor):
         else:
             self._relay.cancel.remote(job.id)
 
+    def _ended(self, job: BuildJob, ref, task: RunningBuild, follower: _RayFollower) -> tuple[Outcome, bytes | None]:
+        """How the task's build ended: what it delivered to the relay before it returned. Ray's own
+        result of the task is read for why, where it delivered nothing (lost, killed, forced); where it
+        did, an error Ray reports after that (its worker ended while replying) costs the build nothing."""
+        import ray
+
+        try:
+            ray.get(ref)
+            cause: BaseException | None = None
+        except Exception as exc:
+            cause = exc
+        delivered = self._ask(follower, self._relay.result, job.id, None)
+        return delivered if delivered is not None else (follower.verdict(task.forced, cause), None)
+
     def _take(self, job: BuildJob, follower: _RayFollower) -> list:
-        """The task's events so far. A relay lost (with its node) loses the events, not the build:
-        the task's own result still says how it ended."""
+        """The task's events so far. A relay lost (with its node) loses the events, not the build's
+        verdict: the task's own result says how it was lost."""
+        return self._ask(follower, self._relay.take, job.id, [])
+
+    def _ask(self, follower: _RayFollower, method, job: int, default):
+        """`method` of the relay for `job`, or `default` once the relay is lost."""
         import ray
 
         if follower.relay_lost:
-            return []
+            return default
         try:
-            return ray.get(self._relay.take.remote(job.id), timeout=RELAY_TIMEOUT)
+            return ray.get(method.remote(job), timeout=RELAY_TIMEOUT)
         except Exception:  # the actor died (with its node), or did not answer in time
             follower.relay_lost = True
-            return []
+            return default
 
     def _unavailable(self) -> str | None:
         """The first resource a task needs that the whole cluster does not have (it would wait forever)."""

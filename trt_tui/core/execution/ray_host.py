@@ -29,6 +29,8 @@ import signal
 import socket
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 AUTH_MODE = "RAY_AUTH_MODE"
 AUTH_TOKEN = "RAY_AUTH_TOKEN"
@@ -37,6 +39,14 @@ NETWORKED = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray takes loopback as th
 # Ray caps one message at 512 MiB by default; a task's inlined model (plus the rest of its spec) stays
 # well under that at half of it.
 INLINE_BYTES = 256 << 20
+TCP_CONNECT = 5.0  # seconds a cluster's address has to take a TCP connection
+WAIT_STEP = 0.1  # how soon a build waiting for Ray sees its cancel
+# An HTTP/2 client's connection preface and its (empty) SETTINGS frame: what a gRPC client sends first.
+HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+class ConnectCancelled(Exception):
+    """The build that waited for Ray to come up was cancelled meanwhile."""
 
 
 class RayHost(threading.Thread):
@@ -44,18 +54,27 @@ class RayHost(threading.Thread):
     processes are tied to the thread that started them (Linux's parent-death signal fires when that
     *thread* ends), so it cannot be a build's worker thread: they would die with the first build."""
 
-    def __init__(self, address: str | None, local_cpus: int | None) -> None:
+    def __init__(self, address: str | None, local_cpus: int | None, answer_within: float | None = None) -> None:
+        """`answer_within`: seconds the cluster at `address` has to answer a greeting (None: no limit)."""
         super().__init__(name="trt-tui-ray", daemon=True)
         self.address = address
+        self.answer_within = answer_within
         self.local_cpus = local_cpus
         self.ready = threading.Event()
         self.stopping = threading.Event()
         self.error: BaseException | None = None
         self._saved_environment: dict[str, str | None] = {}
 
-    def start(self) -> None:
-        super().start()
-        self.ready.wait()
+    def wait(self, limit: float | None, cancelled: Callable[[], bool]) -> None:
+        """Until Ray is up (after `start`): raises why it could not be, TimeoutError after `limit`
+        seconds (None: as long as Ray takes), ConnectCancelled as soon as `cancelled()` says so. The
+        thread stays in Ray's hands meanwhile; a caller that gives up leaves it to end with the process."""
+        deadline = None if limit is None else time.monotonic() + limit
+        while not self.ready.wait(WAIT_STEP):
+            if cancelled():
+                raise ConnectCancelled
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"Ray did not come up in {limit:g} s (--ray-connect-timeout)")
         if self.error is not None:
             raise self.error
 
@@ -67,7 +86,7 @@ class RayHost(threading.Thread):
             sys.stdout = sys.__stdout__ or sys.stdout
             sys.stderr = sys.__stderr__ or sys.stderr
             if self.address:
-                reachable(self.address)
+                reachable(self.address, self.answer_within)
                 ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
             else:
                 self._private_environment()
@@ -164,16 +183,30 @@ def _silence_driver_messages(silent: bool) -> None:
         pass
 
 
-def reachable(address: str, timeout: float = 5.0) -> None:
-    """Ray waits minutes for a GCS that is not there; a plain TCP connect says so in seconds."""
+def reachable(address: str, answer_within: float | None = None) -> None:
+    """Ray waits minutes for a GCS that is not there, or that takes the connection and never answers
+    (a port forwarded to nothing, a stopped process). A plain TCP connect says the first in seconds; a
+    GCS is a gRPC server, which sends its first HTTP/2 frame as soon as a client greets it, so silence
+    for `answer_within` seconds (None: no limit) says the second. An answer of any kind, the end of the
+    connection included, is left to Ray to judge."""
     hostport = address.split("://", 1)[-1]
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
         return  # "auto" and the like: Ray resolves them
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), TCP_CONNECT)
     except OSError as exc:
         raise ConnectionError(f"nothing answers at {hostport} ({exc.strerror or exc})") from None
+    with connection:
+        connection.settimeout(answer_within)
+        try:
+            connection.sendall(HTTP2_GREETING)
+            connection.recv(1)
+        except TimeoutError:
+            raise TimeoutError(f"{hostport} took the connection and did not answer in {answer_within:g} s"
+                               " (--ray-connect-timeout)") from None
+        except OSError:
+            pass  # it answered by ending the connection: Ray says what it makes of that
 
 
 def _children_of(parents: set[int]) -> list[int]:

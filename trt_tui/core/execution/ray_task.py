@@ -2,10 +2,17 @@
 relay actor that carries its events back and a cancel forward.
 
 A build travels as a `Shipment`: its spec and the bytes of the files it reads (nothing assumes a
-shared filesystem). The task writes them to a private directory, builds into memory and returns the
-engine's bytes; its events go to the relay through the one `BatchSender`, whose every push (an empty
-one too, each `POLL_INTERVAL`) answers whether the caller asked to cancel. The task's own WRITING and
-final states stay here: the caller writes the engine, and reports that and how the build ended.
+shared filesystem). The task writes them to a private directory and builds into memory; its events go
+to the relay through the one `BatchSender`, whose every push (an empty one too, each `POLL_INTERVAL`)
+answers whether the caller asked to cancel. The task's own WRITING and final states stay here: the
+caller writes the engine, and reports that and how the build ended.
+
+How the build ended, with the engine's bytes, goes to the relay too, and the task returns only once
+the relay has them. The task's own return cannot carry them: its worker is the build's alone
+(`max_calls=1`), and Ray ends that worker as soon as the task returns, shutting its RPC server while
+the reply is still being written. A reply of a few megabytes (an engine inlined in it) is then cut
+off, and the caller gets WorkerCrashedError for a build that succeeded. The relay outlives every
+task, so what it holds is read after the worker has gone; the task's result says only that it ended.
 
 Imported in the caller too (the shipment is made there), so `ray` itself is imported only in functions.
 """
@@ -48,6 +55,7 @@ class EventRelay:
     def __init__(self) -> None:
         self.batches: dict[int, list] = {}
         self.cancelled: set[int] = set()
+        self.results: dict[int, tuple[Outcome, bytes | None]] = {}
 
     def push(self, job: int, batch: list) -> bool:
         if batch:
@@ -60,11 +68,20 @@ class EventRelay:
     def cancel(self, job: int) -> None:
         self.cancelled.add(job)
 
+    def deliver(self, job: int, outcome: Outcome, engine: bytes | None) -> None:
+        """The task's last call: how its build ended, and the engine's bytes where it succeeded."""
+        self.results[job] = (outcome, engine)
+
+    def result(self, job: int) -> tuple[Outcome, bytes | None] | None:
+        """What the task delivered, once (None: it delivered nothing, it was lost or killed first)."""
+        return self.results.pop(job, None)
+
     def forget(self, job: int) -> None:
         """The caller took the job's last events: drop what is left of it (a forced task's last batch,
         its cancel), so a long-running app's relay does not grow with every build."""
         self.batches.pop(job, None)
         self.cancelled.discard(job)
+        self.results.pop(job, None)
 
 
 @dataclass(frozen=True)
@@ -78,8 +95,9 @@ class Shipment:
     build: Callable = run_build  # what the task runs: `run_build`, or a stand-in with its signature
 
 
-def build_task(shipment: Shipment, relay) -> tuple[Outcome, bytes | None]:
-    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory.
+def build_task(shipment: Shipment, relay) -> None:
+    """Runs in a Ray worker: write the files to a private directory, build, keep the engine in memory,
+    and deliver the outcome and the engine to the relay before returning (see the module's docstring).
 
     The worker samples its own vitals (the caller may be on another node): the same watch as a local
     build's, on this process, whose readings go back with the build's events. The worker is this
@@ -121,9 +139,16 @@ def build_task(shipment: Shipment, relay) -> tuple[Outcome, bytes | None]:
                 watch.stop()
         stream.finish()
         outcome = replace(outcome, error=rename.text(outcome.error), detail=rename.text(outcome.detail))
-        return outcome, (engine[0] if engine and outcome.state is State.SUCCEEDED else None)
+        deliver(relay, job, outcome, engine[0] if engine and outcome.state is State.SUCCEEDED else None)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def deliver(relay, job: int, outcome: Outcome, engine: bytes | None) -> None:
+    """Hand the build's end to the relay and wait until it holds it: only then may the worker go."""
+    import ray
+
+    ray.get(relay.deliver.remote(job, outcome, engine))
 
 
 def task_sender(job: int, buffer: EventBuffer, relay, rewrite, cancel: threading.Event) -> BatchSender:
