@@ -30,6 +30,7 @@ from ..core.build.phases import Phase, PhaseTree
 from ..core.build.tracker import BuildTracker
 from ..core.files.units import human_seconds
 from ..core.history.estimates import eta, eta_text
+from .outside_text import plain
 
 # -- what the app knows of one build --------------------------------------------------------------
 
@@ -237,7 +238,7 @@ class Columns:
 def columns_for(rows: Iterable[tuple[int, str]]) -> Columns:
     """The columns that leave every name whole, given each row's (width, name): the bar goes first,
     then the step count, then the time."""
-    need = min((width - MARK - len(name) for width, name in rows), default=0)
+    need = min((width - MARK - len(plain(name)) for width, name in rows), default=0)
     return Columns(bar=need >= TIME + COUNT + BAR + 1, count=need >= TIME + COUNT, time=need >= TIME)
 
 
@@ -268,12 +269,13 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
         notes.append(f"  {slow_hint}", style=palette["failed"])
     if vitals is not None and phase.active:
         verdict, why = vitals
-        notes.append(f"  {verdict}", style=palette.verdict(verdict))
+        notes.append(f"  {plain(verdict)}", style=palette.verdict(verdict))
         notes.append(f" {why}", style=palette["muted"])
 
     columns = columns or columns_for([(width, phase.name)])
     room = max(MIN_NAME, width - MARK - columns.width)
-    name = phase.name if len(phase.name) <= room else phase.name[: max(1, room - 1)] + "…"
+    name = plain(phase.name)  # TensorRT's, or what another program reported
+    name = name if len(name) <= room else name[: max(1, room - 1)] + "…"
 
     text = Text(mark, style=mark_style)
     text.append(name, style="bold" if phase.active else "")
@@ -321,7 +323,7 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116` (or `overdue +2.0s`), then
     why it stopped or failed."""
     style = palette.state(view.state)
-    text = Text(f"#{view.id} {view.name or view.model} ", style="bold")
+    text = Text(f"#{view.id} {plain(view.name or view.model)} ", style="bold")
     text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
     if view.expected and not view.state.final and view.state is not State.QUEUED:
@@ -329,11 +331,11 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
         if remaining is not None:
             text.append(f" · {eta_text(remaining, view.expected_from_older)}", style="bold")
     if view.backend:  # after the ETA: on a narrow screen the end of the title is cut
-        text.append(f" · {view.backend}", style=palette["muted"])
+        text.append(f" · {plain(view.backend)}", style=palette["muted"])
     if view.detail:
-        text.append(f" · {view.detail}", style=style)
+        text.append(f" · {plain(view.detail)}", style=style)
     if view.error:
-        text.append(f" · {view.error}", style=palette["failed"])
+        text.append(f" · {plain(view.error)}", style=palette["failed"])
     return text
 
 
@@ -356,7 +358,7 @@ def state_text(state: State, palette: Palette = PLAIN) -> Text:
 
 
 def verdict_text(verdict: str | None, palette: Palette = PLAIN) -> Text:
-    return Text(verdict or "-", style=palette.verdict(verdict))
+    return Text(plain(verdict or "-"), style=palette.verdict(verdict))
 
 
 def progress_text(fraction: float, palette: Palette = PLAIN, width: int = 10) -> Text:
