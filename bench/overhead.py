@@ -157,7 +157,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
     from trt_tui.core.build.events import StateChanged
     from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
-    from trt_tui.ui.messages import BuildEvents
+    from trt_tui.ui.widgets.messages import BuildEvents
 
     final_at: dict[int, float] = {}
     arrived = asyncio.Event()

@@ -72,7 +72,7 @@ class _Probe:
 
     def hook(self, message) -> None:
         from trt_tui.core.build.events import Log, Step
-        from trt_tui.ui.messages import BuildEvents
+        from trt_tui.ui.widgets.messages import BuildEvents
 
         if not isinstance(message, BuildEvents):
             return

@@ -19,8 +19,8 @@ import numpy as np
 import onnx
 import pytest
 import tensorrt_rtx as trt
-from helpers import BUILD_TIMEOUT, Recorder
 from onnx import numpy_helper
+from support.events import BUILD_TIMEOUT, Recorder
 
 from trt_tui.core.build.monitor import shared_logger
 from trt_tui.core.execution.scheduler import Scheduler

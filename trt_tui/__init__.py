@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # re-exported: `trt_tui.__version__`
+
 __all__ = ["Observation", "logger", "observe"]
 
 if TYPE_CHECKING:

@@ -3,56 +3,27 @@ screens, a recorded trace replayed through the real monitor)."""
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from helpers import ReplayExecutor, load_trace, pilot_wait
+from support.app import SIZE, build_threads, filter_to, held_replay_app, make, start_held_build
+from support.replay import ReplayExecutor, replay_executor
+from support.waiting import pilot_wait
 
 from trt_tui.core.build.events import Severity, State
-from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.core.observe.gpu import GpuSampler
-from trt_tui.ui.app import LOG_LEVELS, AppConfig, TrtTuiApp
+from trt_tui.ui.app import LOG_LEVELS, TrtTuiApp
 from trt_tui.ui.help_screen import HelpScreen
-from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.widgets.build_list import BuildList
 from trt_tui.ui.widgets.gpu_panel import GpuPanel
-
-TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
-SIZE = (160, 48)
+from trt_tui.ui.widgets.messages import BuildEvents
 
 
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.suffix in (".engine", ".tmp") or p.name.startswith("."))
-
-
-def build_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("trt-tui") and t.is_alive()]
-
-
-SESSION_FIELDS = frozenset(field.name for field in dataclasses.fields(SessionSettings))
-
-
-def make(models: Path, **config) -> TrtTuiApp:
-    """The app on `models`: the app's options as keywords, the session's too (`SessionSettings`),
-    `executor_obj` an executor to build on."""
-    executor = config.pop("executor_obj", None)
-    settings = {name: config.pop(name) for name in list(config) if name in SESSION_FIELDS}
-    return TrtTuiApp(AppConfig(paths=[str(models)], session=SessionSettings(**settings), **config),
-                     executor=executor)
-
-
-async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
-    """`/` opens the filter (any text, even letters that are commands); Enter returns to the list."""
-    await pilot.press("slash")
-    for char in text:
-        await pilot.press(char)
-    await pilot.press("enter")
-    await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
 
 
 async def test_enter_builds_the_highlighted_model_and_shows_real_phases(models):
@@ -308,17 +279,6 @@ async def test_a_palette_entry_runs_the_main_screens_action(models):
         await pilot.press("q")
 
 
-def replay_executor(run: str = "resnet50.onnx:full", **kwargs) -> ReplayExecutor:
-    events, engine_bytes = load_trace(TRACES, run)
-    return ReplayExecutor(events, engine_bytes, **kwargs)
-
-
-def index_after_start(phase: str, run: str = "resnet50.onnx:full") -> int:
-    """The trace position just after `phase` starts: where a held replay shows it running."""
-    events, _ = load_trace(TRACES, run)
-    return next(i for i, e in enumerate(events) if e[2] == "start" and e[3] == phase) + 1
-
-
 async def test_build_all_rebuild_cancel_all_and_help_keys(models):
     """`a` builds every model, `r` rebuilds the selected one, `C` cancels all, `?` shows help."""
     app = make(models, executor_obj=replay_executor(hold_at=40), jobs=2)
@@ -402,25 +362,6 @@ async def test_high_rate_steps_are_coalesced_and_the_ui_keeps_up(models):
         await pilot.press("q")
 
 
-def held_replay_app(models: Path) -> TrtTuiApp:
-    """An app whose ResNet-50 replay holds in "Determining refit engines", with frozen clocks, no
-    history and no GPU: the same picture on every machine."""
-    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
-               history=str(models / "empty-history.sqlite3"),  # no ETA from other tests' builds
-               gpu_interval=3600)  # one host reading, whatever the test's pace
-    app.clock = lambda: 0.0
-    app.gpu_sampler = GpuSampler(nvml=_NoNvml())
-    app.host_reader = lambda: {"cpu_percent": 50.0, "cpus": 2, "memory_total": 8 << 30,
-                               "memory_available": 6 << 30}
-    return app
-
-
-async def start_held_build(pilot, app: TrtTuiApp) -> None:
-    await filter_to(pilot, app, "resnet")
-    await pilot.press("enter")
-    await pilot_wait(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
-
-
 @pytest.mark.parametrize(("size", "theme"), [(SIZE, "trt-dark"), ((80, 24), "trt-dark"), (SIZE, "trt-light")],
                          ids=["160x48-dark", "80x24-dark", "160x48-light"])
 def test_snapshot_mid_build(snap_compare, models, size, theme):
@@ -471,20 +412,6 @@ def test_snapshot_after_cancel(snap_compare, models):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
-
-
-class _NoNvml:
-    """NVML as a machine without the driver presents it, for snapshots that must not vary by host."""
-
-    def __getattr__(self, name):
-        import pynvml
-
-        return getattr(pynvml, name)
-
-    def nvmlInit(self):
-        import pynvml
-
-        raise pynvml.NVMLError_LibraryNotFound()
 
 
 async def test_vitals_verdict_sparkline_and_stack_key_on_a_real_build(models):

@@ -9,8 +9,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from helpers import pilot_wait
-from test_app import SIZE, filter_to, held_replay_app, make, start_held_build
+from support.app import SIZE, filter_to, held_replay_app, make, start_held_build
+from support.waiting import pilot_wait
 
 from trt_tui.core.build.events import State
 

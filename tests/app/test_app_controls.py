@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import ReplayExecutor, load_trace, pilot_wait
+from support.replay import TRACES, ReplayExecutor, load_trace
+from support.waiting import pilot_wait
 from textual.widgets import DataTable, Sparkline, Static
 
 from trt_tui.cli import main
@@ -18,7 +19,6 @@ from trt_tui.ui.build_actions import ActionMenu
 from trt_tui.ui.history_screen import HistoryScreen
 from trt_tui.ui.widgets.diff_panel import DiffPanel
 
-TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 SIZE = (160, 48)
 
 

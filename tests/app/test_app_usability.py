@@ -11,23 +11,13 @@ import time
 from pathlib import Path
 
 import onnx
-from helpers import pilot_wait
-from test_app import SIZE, held_replay_app, make, replay_executor, start_held_build
+from support.app import SIZE, SMALL, drawn, held_replay_app, key_bar, make, start_held_build
+from support.replay import replay_executor
+from support.waiting import pilot_wait
 
 from trt_tui.core.build.events import State
-from trt_tui.ui.widgets.key_bar import KeyBar
 
 PROGRAMS = Path(__file__).parent.parent / "programs"
-SMALL = (80, 24)
-
-
-def drawn(widget) -> list[str]:
-    """The widget's lines as the screen shows them now."""
-    return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
-
-
-def key_bar(app) -> str:
-    return app.screen.query_one(KeyBar).render().plain
 
 
 async def test_the_filter_prompt_takes_every_key_until_enter_or_esc(models):

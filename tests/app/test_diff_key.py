@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import build_json
+from support.commands import build_json
 
 from trt_tui.core.model.samples import write_samples
 

@@ -7,7 +7,7 @@ import html
 import re
 
 import pynvml
-from helpers import FakeGpu, FakeNvml, four_gpus
+from support.fake_gpu import FakeGpu, FakeNvml, four_gpus
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import onnx
 import pytest
-from helpers import ReplayExecutor, load_trace, pilot_wait, run_cli
 from onnx import helper
+from support.commands import run_cli
+from support.replay import TRACES, ReplayExecutor, load_trace
+from support.waiting import pilot_wait
 
 from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.core.history.records import History
 from trt_tui.core.model.samples import write_samples
 from trt_tui.ui.app import AppConfig, TrtTuiApp
-
-TRACES = Path(__file__).parent.parent / "data" / "trt-rtx-1.7-phase-traces.json"
 
 
 def build(capsys, model: Path, history: Path, *extra: str) -> None:

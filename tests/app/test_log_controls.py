@@ -9,16 +9,15 @@ import os
 import tempfile
 
 import pytest
-from helpers import pilot_wait
-from test_app import SIZE, filter_to, held_replay_app, make, start_held_build
-from test_app_usability import SMALL, drawn, key_bar
+from support.app import SIZE, SMALL, drawn, filter_to, held_replay_app, key_bar, make, start_held_build
+from support.waiting import pilot_wait
 
 from trt_tui.core.build import log_store
 from trt_tui.core.build.events import Log, Severity, State
 from trt_tui.core.build.log_store import HEADER, LogStore
-from trt_tui.ui.messages import BuildEvents
 from trt_tui.ui.notifier import notification, summary
 from trt_tui.ui.widgets.log_prompt import LogInput
+from trt_tui.ui.widgets.messages import BuildEvents
 
 
 async def built_mnist(pilot, app) -> int:
@@ -272,7 +271,7 @@ def test_on_a_terminal_the_bytes_reach_it_and_quit_prints_what_was_built(cli_env
                                                                          tmp_path):
     """The real program on a pseudo-terminal: the bell and both notifications come out, and after the
     app's screen is gone one line says what it built."""
-    from test_cli_newcomer import AppOnATerminal
+    from support.terminal import AppOnATerminal
 
     os.link(models_src / "mnist.onnx", tmp_path / "mnist.onnx")
     app = AppOnATerminal([*trt_tui_command, str(tmp_path), "--notify-after", "0.01"], cli_env)

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import onnx
-from helpers import pilot_wait
 from onnx import TensorProto, helper
+from support.waiting import pilot_wait
 
 from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.ui.app import AppConfig, TrtTuiApp

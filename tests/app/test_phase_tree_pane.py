@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from helpers import tree_of
+from support.events import tree_of
 from textual.app import App
 
 from trt_tui.core.build.events import PhaseStart

@@ -194,6 +194,41 @@ def test_ctrl_c_cancels_the_build_and_interrupts_after_it_returned(cli_env, samp
     assert leftover_temp_files(tmp_path) == []
 
 
+@pytest.mark.slow
+def test_ctrl_c_says_so_at_once_and_a_second_stops_now(cli_env, sample_dir, tmp_path, leftover_temp_files) -> None:
+    """Ctrl-C during TensorRT-RTX's long silent step (DenseNet's "Determining refit engines", ~18 s
+    without a callback): the first says at once that the build stops at TensorRT's next step and how
+    to stop now; the second ends the script at once, exit 130, no engine written."""
+    engine = tmp_path / "densenet.engine"
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(sample_dir / "densenet.onnx"), str(engine),
+                             "--display", "plain", "--no-history"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=cli_env, cwd=tmp_path)
+    lines: list[str] = []
+    said = None
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.rstrip().endswith("▶ Determining refit engines (1 step)"):
+                time.sleep(0.5)  # well inside the silent step
+                first = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+            elif "cancelling at TensorRT's next step; Ctrl-C again to stop now" in line:
+                said = time.monotonic() - first
+                time.sleep(0.5)
+                second = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+        code = proc.wait(TIMEOUT)
+        stopped = time.monotonic() - (second if said is not None else first)
+    finally:
+        proc.kill()
+    output = "\n".join(lines)
+    assert said is not None and said < 2, output  # at once, not at TensorRT's next callback
+    assert code == 130 and stopped < 3, (stopped, output)
+    assert "stopped now" in lines[-1] and not any(line.startswith(("interrupted: ", "RESULT ")) for line in lines), output
+    assert "Traceback" not in output
+    assert not engine.exists() and leftover_temp_files(tmp_path) == []
+
+
 def test_import_trt_tui_stays_cheap(cli_env) -> None:
     """`import trt_tui` imports neither TensorRT, nor the terminal UI, nor the API; `trt_tui.observe`
     does on first use (and still no UI)."""
@@ -266,7 +301,37 @@ def test_with_block_leaves_the_config_and_sigint_as_they_were(sample_dir) -> Non
     assert engine is not None and observation.state == "succeeded"
     assert config.progress_monitor is None
     assert signal.getsignal(signal.SIGINT) is handler
+    assert signal.set_wakeup_fd(-1) == -1  # trt-tui's wakeup descriptor is gone with it
     assert repr(observation).startswith("<trt_tui observation of ") and repr(observation).endswith(": succeeded>")
+
+
+def test_a_sigint_handler_of_the_callers_own_is_left_alone(sample_dir) -> None:
+    """A script that set its own Ctrl-C handler keeps it (and its wakeup descriptor) through the
+    observation: trt-tui takes over only Python's default handler."""
+    import trt_tui
+
+    builder, network, config = mnist_config(sample_dir)
+    calls = []
+
+    def own(signum, frame) -> None:
+        calls.append(signum)
+
+    reader, writer = __import__("socket").socketpair()
+    writer.setblocking(False)
+    previous = signal.signal(signal.SIGINT, own)
+    old_fd = signal.set_wakeup_fd(writer.fileno())
+    try:
+        with trt_tui.observe(config, display="none", history=False) as observation:
+            assert signal.getsignal(signal.SIGINT) is own
+            os.kill(os.getpid(), signal.SIGINT)
+            engine = builder.build_serialized_network(network, config)
+        assert calls == [signal.SIGINT] and engine is not None and observation.state == "succeeded"
+        assert signal.getsignal(signal.SIGINT) is own and signal.set_wakeup_fd(writer.fileno()) == writer.fileno()
+    finally:
+        signal.set_wakeup_fd(old_fd)
+        signal.signal(signal.SIGINT, previous)
+        reader.close()
+        writer.close()
 
 
 def test_cancel_from_an_asyncio_task(sample_dir) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import BUILD_TIMEOUT, Recorder
+from support.events import BUILD_TIMEOUT, Recorder
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import State, StateChanged

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -199,3 +200,126 @@ def test_driver_cuda_and_gpus_from_nvml(monkeypatch):
     monkeypatch.setattr(nvml, "nvml_started", lambda: fake)
     assert bundle._nvml_now() == {"driver": "550.54.15", "cuda": "12.4", "gpus": [
         {"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 << 30}]}
+
+
+SECRET = b"SECRET_API_KEY=sk-live-not-for-any-bundle\n"
+
+
+def _model_with_weights_at(directory: Path, location: str) -> Path:
+    """MNIST with its weights in external data, the location then set to `location` as a model's
+    maker could write it (onnx saves only plain names itself)."""
+    import onnx
+
+    from trt_tui.core.model.samples import make_model
+
+    directory.mkdir(parents=True, exist_ok=True)
+    model = directory / "net.onnx"
+    onnx.save_model(make_model("mnist"), model, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    proto = onnx.load(model, load_external_data=False)
+    for tensor in proto.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = location
+    onnx.save(proto, model)
+    return model
+
+
+def _escapes(home: Path) -> dict[str, tuple[str, str]]:
+    """Each way a model reaches a file outside its directory: (location, the manifest's line)."""
+    outside = "~/secret.txt left out: outside the model's directory (the model's external data)"
+    return {
+        "parent": ("../../secret.txt", outside),
+        "absolute": (str(home / "secret.txt"), outside),
+        "file link": ("weights.bin", "weights.bin left out: a symbolic link (the model's external data)"),
+        "directory link": ("data/weights.bin", "data/weights.bin left out: reached through a link to a directory"
+                           " outside the model's directory (the model's external data)"),
+    }
+
+
+@pytest.mark.parametrize("case", ["parent", "absolute", "file link", "directory link"])
+def test_bundle_copies_nothing_from_outside_the_models_directory(case, tmp_path, cli_env):
+    """A model whose external data names a file elsewhere: TensorRT refuses it, the failed build is
+    recorded, and its bundle still holds no byte of that file; the manifest says what it left out."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.txt").write_bytes(SECRET)
+    location, line = _escapes(home)[case]
+    models = home / "repo" / "models"
+    model = _model_with_weights_at(models, location)
+    (models / "weights.bin").unlink()  # the weights onnx wrote: the model names another file
+    if case == "file link":
+        (models / "weights.bin").symlink_to(home / "secret.txt")
+    elif case == "directory link":
+        (home / "elsewhere").mkdir()
+        (home / "elsewhere" / "weights.bin").write_bytes(SECRET)
+        (models / "data").symlink_to(home / "elsewhere")
+    env = dict(cli_env, HOME=str(home))
+    history = tmp_path / "history.sqlite3"
+    done = cli("build", str(model), "--history", str(history), env=env)
+    assert done.returncode == 1, done.stderr  # refused by TensorRT, and recorded
+    (row,) = [json.loads(text) for text in cli("history", "--json", "--history", str(history), env=env).stdout.splitlines()]
+    assert row["state"] == "failed"
+
+    out = tmp_path / "report.tar.gz"
+    done = cli("bundle", str(row["id"]), "--history", str(history), "-o", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    got = members(out)
+    assert [name for name in got if name.startswith("model/")] == ["model/net.onnx"]
+    assert not any(b"SECRET_API_KEY" in data for data in got.values())
+    # Paths are written from home as ~ (the model's own bytes are copied as they are).
+    assert not any(str(home).encode() in data for name, data in got.items() if not name.startswith("model/"))
+    manifest = got["MANIFEST.txt"].decode()
+    assert f"- model: {line}; a bundle takes only regular files inside the model's directory" in manifest
+    assert "(~/repo/models) and follows no link" in manifest
+
+
+def test_bundle_keeps_external_data_inside_the_models_directory(tmp_path, cli_env):
+    """Weights in a folder beside the model are the model's: they go in, under the same relative name,
+    so the bundle's model/ builds as it is."""
+    home = tmp_path / "home"
+    models = home / "models"
+    (models / "data").mkdir(parents=True)
+    model = _model_with_weights_at(models, "data/weights.bin")
+    (models / "weights.bin").rename(models / "data" / "weights.bin")
+    env = dict(cli_env, HOME=str(home))
+    history = tmp_path / "history.sqlite3"
+    done = cli("build", str(model), "--history", str(history), "--shapes", "input:1x1x28x28", env=env)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "report.tar.gz"
+    assert cli("bundle", "1", "--history", str(history), "-o", str(out), env=env).returncode == 0
+    got = members(out)
+    assert got["model/data/weights.bin"] == (models / "data" / "weights.bin").read_bytes()
+    assert got["model/net.onnx"] == model.read_bytes()
+    assert "left out" not in got["MANIFEST.txt"].decode()
+
+
+def test_a_model_file_replaced_after_its_check_is_not_copied(tmp_path):
+    """What was checked is what is copied: a weights file swapped for a link to a secret, or its
+    folder for a link to another folder, between the check and the copy is refused (and with it the
+    bundle)."""
+    from trt_tui.core.history.model_files import ModelFile, model_file
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "weights.bin").write_bytes(SECRET)
+    models = tmp_path / "models"
+    for swapped in ("data/weights.bin", "data"):
+        (models / "data").mkdir(parents=True)
+        weights = models / "data" / "weights.bin"
+        weights.write_bytes(b"weights")
+        found = model_file(weights, models)
+        assert isinstance(found, ModelFile) and found.name == "data/weights.bin"
+        with found.open() as f:
+            assert f.read() == b"weights"
+        if swapped == "data":
+            (models / "data").rename(tmp_path / "old-data")
+            (models / "data").symlink_to(elsewhere)
+        else:
+            weights.unlink()
+            weights.symlink_to(elsewhere / "weights.bin")
+        with pytest.raises(OSError):
+            found.open()
+        if swapped == "data":
+            (models / "data").unlink()
+        shutil.rmtree(models)

@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import build_json, edit_mnist
+from support.commands import build_json
+from support.models import edit_mnist
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec

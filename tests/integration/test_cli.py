@@ -3,19 +3,14 @@ child process, with real TensorRT-RTX builds, real signals and a real pseudo-ter
 
 from __future__ import annotations
 
-import fcntl
 import filecmp
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import threading
 import time
 from collections import Counter
@@ -23,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import tensorrt_rtx as trt
+from support.terminal import run_on_a_terminal
 
 TIMEOUT = 120  # seconds; only there so a hang fails instead of stalling the suite
 # The states a JSON consumer may see, as events.State documents them.
@@ -505,31 +501,6 @@ class Screen:
                 joined.append(current.rstrip())
                 current = ""
         return [line for line in joined if line] if not current else [*joined, current]
-
-
-def run_on_a_terminal(args: list, env: dict[str, str], columns: int, rows: int) -> tuple[int, str]:
-    """Run trt-tui with a pseudo-terminal of the given size as its stdout and stderr."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    proc = subprocess.Popen(list(map(str, args)), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while True:
-            if not select.select([master], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                proc.kill()
-                pytest.fail(f"trt-tui did not finish on the terminal: {b''.join(chunks)!r}")
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(master)
-    return proc.wait(TIMEOUT), b"".join(chunks).decode("utf-8", errors="replace")
 
 
 def live_block_lines(output: str) -> list[str]:

@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import one_line, run_command
-from test_cli import run_on_a_terminal
+from support.commands import one_line, run_command
+from support.terminal import AppOnATerminal, run_on_a_terminal
 
 EXIT_OK, EXIT_USAGE, EXIT_CANCELLED = 0, 2, 130
 TIMEOUT = 60  # a refusal is immediate; the app opened by mistake (no terminal) waits for keys forever
@@ -175,60 +175,6 @@ def test_the_summary_on_a_terminal_names_the_slowest_leaf_phases(cli_env, trt_tu
 
 
 # -- the demo's directory ----------------------------------------------------------------------------------
-
-
-class AppOnATerminal:
-    """`trt-tui ARGS` with a pseudo-terminal as stdin, stdout and stderr; its output read as it comes."""
-
-    def __init__(self, args: list, env: dict[str, str]) -> None:
-        import fcntl
-        import pty
-        import struct
-        import termios
-        import threading
-
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        self.proc = subprocess.Popen(list(map(str, args)), stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     start_new_session=True)
-        os.close(slave)
-        self.output = b""
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                return
-            if not chunk:
-                return
-            self.output += chunk
-
-    def wait_for(self, text: str, timeout: float = TIMEOUT) -> None:
-        import time
-
-        deadline = time.monotonic() + timeout
-        while text.encode() not in self.output:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.proc.kill()
-                pytest.fail(f"{text!r} never showed: {self.output[-2000:]!r}")
-            time.sleep(0.1)
-
-    def send(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def finish(self) -> int:
-        """Its exit code, once it ends (killed if it has not within the timeout)."""
-        try:
-            return self.proc.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
-        finally:
-            self.reader.join(5)
-            os.close(self.master)
 
 
 @pytest.mark.parametrize("how", ["q", "SIGTERM", "SIGHUP"])

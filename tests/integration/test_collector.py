@@ -249,7 +249,7 @@ def test_a_build_under_trt_tui_run_reaches_the_app_and_the_apps_cancel_reaches_t
 
 def test_trt_tui_serve_shows_other_programs_builds_in_its_tabs_which_cancel_them(env, mnist, tmp_path) -> None:
     import psutil
-    from test_serve import Served
+    from support.serve import Served
 
     from trt_tui.serve.build_server import RemoteScheduler
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
 import threading
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import pilot_wait
+from support.waiting import pilot_wait
 
 from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.run.collector.intake import MAX_OPEN_BUILDS
@@ -59,8 +60,6 @@ def client():
 
 def sent(process: subprocess.Popen) -> bool:
     """Whether the client has sent everything (it says so on its stdout; a read would block before)."""
-    import select
-
     return bool(select.select([process.stdout], [], [], 0)[0]) and process.stdout.readline() == "sent\n"
 
 

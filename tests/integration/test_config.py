@@ -7,7 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import ReplayExecutor, load_trace, one_line, pilot_wait, run_command
+from support.commands import one_line, run_command
+from support.replay import ReplayExecutor, load_trace
+from support.waiting import pilot_wait
 
 from trt_tui import cli
 from trt_tui.config_file import apply_config_file

@@ -9,7 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import OLD_DB, build_json, edit_mnist, run_cli
+from support.commands import build_json, run_cli
+from support.history import OLD_DB
+from support.models import edit_mnist
 
 from trt_tui.core.cache.engine_cache import sidecar_path
 from trt_tui.core.history.records import History

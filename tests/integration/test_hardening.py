@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import one_error
+from support.commands import one_error
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec, run_build

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import ReplayExecutor, load_trace
+from support.replay import ReplayExecutor, load_trace
 
 from trt_tui.core.build.events import State
 from trt_tui.core.execution.session_settings import SessionSettings

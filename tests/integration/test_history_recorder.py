@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import tensorrt_rtx
-from helpers import record
+from support.history import record
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import State

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import one_error, pilot_wait
 from onnx import numpy_helper
+from support.commands import one_error
+from support.waiting import pilot_wait
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.cache.engine_cache import ContentHasher
@@ -244,8 +245,9 @@ async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write
 
     from trt_tui.core.build.driver import BuildOptions
     from trt_tui.core.execution.session import make_session
-    from trt_tui.serve.build_server import serve_session
+    from trt_tui.serve.build_server import attach_session, serve_session
     from trt_tui.ui.app import AppConfig, TrtTuiApp
+    from trt_tui.ui.modes import AttachedViewer
 
     theirs = app_models / "mnist.engine"
     theirs.write_bytes(b"an engine another tool wrote")
@@ -253,7 +255,7 @@ async def test_f_in_a_served_tab_refuses_to_replace_a_file_trt_tui_did_not_write
     session = make_session(1, record_history=False, cache=False)
     server = serve_session(session, os.path.join(directory, "builds.sock"), BuildOptions())
     try:
-        app = TrtTuiApp(AppConfig(paths=[str(app_models)], attach=server.path, gpu_interval=60))
+        app = TrtTuiApp(AppConfig(paths=[str(app_models)], gpu_interval=60), AttachedViewer(attach_session(server.path)))
         async with app.run_test(size=(160, 48)) as pilot:
             await highlight(pilot, app, app_models / "mnist.onnx")
             await pilot.press("f")

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import needs_cgroup_v1
+from support.machine import needs_cgroup_v1
 
 from trt_tui.core.build import memory_limit as memory_limit_module
 from trt_tui.core.build.driver import BuildOptions, BuildSpec

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Recorder
+from support.events import Recorder
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Vitals

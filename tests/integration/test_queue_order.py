@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from helpers import wait_until
+from support.waiting import wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import State

@@ -21,7 +21,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
-from helpers import Recorder  # noqa: E402
+from support.events import Recorder  # noqa: E402
 
 from trt_tui.core.build.driver import BuildSpec  # noqa: E402
 from trt_tui.core.build.events import PhaseStart, StackDump, State, StateChanged, Vitals  # noqa: E402

@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from helpers import pilot_wait, run_command, wait_until
 from onnx import TensorProto, helper, numpy_helper
-from test_app import SIZE, build_threads, filter_to, make
+from support.app import SIZE, build_threads, filter_to, make
+from support.commands import run_command
+from support.waiting import pilot_wait, wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import PhaseStart, State

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import by_job, json_lines, json_lines_until, pgid, pilot_wait, run_command, under_way
+from support.commands import by_job, json_lines, json_lines_until, pgid, run_command, under_way
+from support.waiting import pilot_wait
 
 from trt_tui.core.build.events import State
 from trt_tui.core.model.samples import write_samples

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers import by_job, json_lines, json_lines_until, pgid, under_way
+from support.commands import by_job, json_lines, json_lines_until, pgid, under_way
 
 from trt_tui.core.build.events import Log, State
 from trt_tui.core.model.samples import write_samples

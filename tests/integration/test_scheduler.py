@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from helpers import BUILD_TIMEOUT, wait_until
+from support.events import BUILD_TIMEOUT
+from support.waiting import wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, Step

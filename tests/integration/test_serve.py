@@ -13,23 +13,23 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from helpers import pilot_wait
+from support.serve import Served, wait
+from support.waiting import pilot_wait
 
 from trt_tui.cli import main
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import PhaseStart, State
 from trt_tui.core.execution.session import make_session
 from trt_tui.core.execution.session_settings import SessionSettings
-from trt_tui.serve.build_server import RemoteScheduler, serve_session
+from trt_tui.serve.build_server import RemoteScheduler, attach_session, serve_session
 from trt_tui.ui.app import AppConfig, TrtTuiApp
+from trt_tui.ui.modes import AttachedViewer
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -54,14 +54,6 @@ def long_dir(sample_dir, tmp_path) -> Path:
 
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.suffix in (".engine", ".tmp") or p.name.startswith("."))
-
-
-def wait(condition, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 class Viewer:
@@ -120,15 +112,43 @@ def test_two_viewers_share_one_build(build_server, long_dir):
     late.remote.shutdown(timeout=5)
 
 
+async def test_a_tab_made_by_the_command_line_whose_server_is_gone_says_so_in_one_line(sample_dir, tmp_path):
+    """`trt-tui --attach SOCKET` (how `serve` starts a tab's app): the command line makes the tab's
+    client of the build server and hands it to the app; with no server at SOCKET the app says so in one
+    notification and keeps running, owning no build."""
+    from trt_tui import cli
+    from trt_tui.cli.commands.app import app_session
+    from trt_tui.ui.app import make_app
+    from trt_tui.ui.modes import OwnBuilds
+
+    gone = tmp_path / "builds.sock"
+    args = cli.build_parser()[0].parse_args([str(sample_dir), "--attach", str(gone)])
+    config = cli.app_config(args)
+    session = app_session(args, config)
+    assert isinstance(session, AttachedViewer) and not session.owns_builds
+    app = make_app(config, session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot_wait(pilot, lambda: app._notifications, 10)
+        said = [n.message for n in app._notifications]
+        assert len(said) == 1 and f"{gone}: cannot reach the build server" in said[0], said
+        assert app.is_running
+    plain = cli.build_parser()[0].parse_args([str(sample_dir), "--executor", "thread"])
+    own = app_session(plain, cli.app_config(plain))
+    try:
+        assert isinstance(own, OwnBuilds) and own.owns_builds
+    finally:
+        own.session.close()
+
+
 async def test_attached_app_views_cancels_and_leaves_builds_running(build_server, long_dir):
     """The app attached to the server shows a build another viewer started; quitting it (`q`, as a
     closed tab does) stops nothing; a second app (a reload) replays the build and `c` cancels it."""
     other = Viewer(build_server.path)
     job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     server_job = build_server.scheduler.jobs[job.id]
-    config = AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60)
+    config = AppConfig(paths=[str(long_dir)], gpu_interval=60)
 
-    app = TrtTuiApp(config)
+    app = TrtTuiApp(config, AttachedViewer(attach_session(build_server.path)))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         assert app.selected == job.id
@@ -137,7 +157,7 @@ async def test_attached_app_views_cancels_and_leaves_builds_running(build_server
         await pilot_wait(pilot, lambda: not app.is_running, 10)
     assert not server_job.final and not server_job.token.cancelled  # the build outlived its viewer
 
-    reload = TrtTuiApp(config)
+    reload = TrtTuiApp(config, AttachedViewer(attach_session(build_server.path)))
     async with reload.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in reload.views and reload.views[job.id].tree.phases)
         view = reload.views[job.id]
@@ -189,7 +209,7 @@ async def test_served_tab_reads_stacks_through_the_server_and_offers_no_watch(bu
     other = Viewer(build_server.path)
     job = other.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     server_job = build_server.scheduler.jobs[job.id]
-    app = TrtTuiApp(AppConfig(paths=[str(long_dir)], attach=build_server.path, gpu_interval=60))
+    app = TrtTuiApp(AppConfig(paths=[str(long_dir)], gpu_interval=60), AttachedViewer(attach_session(build_server.path)))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot_wait(pilot, lambda: job.id in app.views and app.views[job.id].tree.phases)
         keys = {binding.key for _, binding, _, _ in app.screen.active_bindings.values()}
@@ -247,63 +267,6 @@ def test_serve_port_in_use_is_one_line(long_dir, capsys):
     out, err = capsys.readouterr()
     assert "serving" not in out  # announced only once listening
     assert err.strip().count("\n") == 0 and f"127.0.0.1:{port}: cannot listen" in err
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Served:
-    """`trt-tui serve` as a user starts it, in its own process group so Ctrl-C reaches all of it.
-    `token`: given through $TRT_TUI_TOKEN (None: none given, so the server makes one up)."""
-
-    def __init__(self, *args: str, token: str | None = None) -> None:
-        self.port = free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # each tab's size is its browser's
-        env["PYTHONPATH"] = str(REPO)
-        # A history of its own: what earlier tests recorded (estimates, forecasts) is no part of a serve test
-        self.history = str(Path(tempfile.mkdtemp(prefix="serve-history-")) / "history.sqlite3")
-        env["TRT_TUI_HISTORY"] = self.history
-        env.pop("TRT_TUI_TOKEN", None)
-        if token is not None:
-            env["TRT_TUI_TOKEN"] = token
-        self.proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "serve", *args, "--port", str(self.port)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                     start_new_session=True)
-        self.first_line = self.proc.stdout.readline()
-        self.url = f"http://127.0.0.1:{self.port}"
-        printed = re.search(r"\?token=([A-Za-z0-9._~-]+)", self.first_line)
-        self.token = printed.group(1) if printed else None
-        wait(self._listening, "the server to listen", 30)
-
-    def _listening(self) -> bool:
-        assert self.proc.poll() is None, self.first_line + self.proc.stdout.read()
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def sessions(self) -> list[psutil.Process]:
-        """The app processes textual-serve started, one per browser session."""
-        return [p for p in psutil.Process(self.proc.pid).children(recursive=True) if "--attach" in p.cmdline()]
-
-    def stop_if_running(self) -> None:
-        """For a test that failed before its own Ctrl-C: leave no server behind."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def ctrl_c(self) -> tuple[int, str]:
-        os.killpg(self.proc.pid, signal.SIGINT)
-        try:
-            rc = self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise
-        return rc, self.first_line + self.proc.stdout.read()
 
 
 def test_serve_http_token_shared_sessions_and_ctrl_c(long_dir):
@@ -723,7 +686,8 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
         wait(lambda: viewer.remote.jobs[first.id].final, "the first build")
         assert viewer.remote.jobs[first.id].state is State.SUCCEEDED
 
-        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], attach=server.path, gpu_interval=60, session=SessionSettings(history=str(history))))
+        app = TrtTuiApp(AppConfig(paths=[str(tmp_path)], gpu_interval=60, session=SessionSettings(history=str(history))),
+                        AttachedViewer(attach_session(server.path, str(history))))
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot_wait(pilot, lambda: first.id in app.views)
             assert app.session.history is not None
@@ -765,8 +729,9 @@ async def test_a_served_tab_takes_stacks_shows_a_diff_and_cancels(sample_dir, tm
             socket_path = command[command.index("--attach") + 1]
 
             def tab_app(models: Path) -> TrtTuiApp:
-                return TrtTuiApp(AppConfig(paths=[str(models)], attach=socket_path, gpu_interval=60,
-                                           session=SessionSettings(history=served.history)))
+                return TrtTuiApp(AppConfig(paths=[str(models)], gpu_interval=60,
+                                           session=SessionSettings(history=served.history)),
+                                 AttachedViewer(attach_session(socket_path, served.history)))
 
             app = tab_app(small)
             async with app.run_test(size=(160, 48)) as pilot:

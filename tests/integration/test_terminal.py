@@ -1,4 +1,4 @@
-"""The real app on a real pseudo-terminal (`terminal_app`): what reaches the terminal, and the app
+"""The real app on a real pseudo-terminal (`support.terminal`): what reaches the terminal, and the app
 under job control. The pilot renders into no terminal and sends no signals, so these read the app's
 raw output and signal its process, as a user's terminal and shell do."""
 
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from terminal_app import TerminalApp
+from support.terminal import AppOwningATerminal
 
 # Sequences a name can carry, each one a terminal acts on: OSC 52 sets the clipboard (to `rm -rf ~`
 # here), OSC 0 the window's title, CSI 21 t asks the terminal to type its title back as input.
@@ -23,10 +23,10 @@ STARTED = 20.0  # seconds for the app to draw its first screen on a loaded machi
 @pytest.fixture
 def app_on(cli_env):
     """`app_on(path)`: the app on a terminal, closed after the test whatever happens."""
-    apps: list[TerminalApp] = []
+    apps: list[AppOwningATerminal] = []
 
-    def start(path: Path) -> TerminalApp:
-        apps.append(TerminalApp([path], cli_env))
+    def start(path: Path) -> AppOwningATerminal:
+        apps.append(AppOwningATerminal([path], cli_env))
         return apps[-1]
 
     yield start

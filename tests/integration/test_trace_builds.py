@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import check_nesting
+from support.events import check_nesting
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import State

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ReplayExecutor, load_trace
+from support.replay import ReplayExecutor, load_trace
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import PhaseStart, State, StateChanged, event_from_dict, event_to_dict

@@ -20,7 +20,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
-from scripted_build import ENGINE, every_event, scripted_build
+from support.scripted_build import ENGINE, every_event, scripted_build
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import EVENT_TYPES, State, StateChanged
@@ -111,7 +111,7 @@ def test_a_child_process_delivers_every_event_as_sent(tmp_path) -> None:
 
 def test_a_ray_task_delivers_every_event_as_sent(tmp_path) -> None:
     ray = pytest.importorskip("ray")
-    import scripted_build as module
+    from support import scripted_build as module
 
     from trt_tui.core.execution.ray_executor import RayExecutor
 
@@ -132,7 +132,7 @@ def test_a_ray_task_delivers_every_event_as_sent(tmp_path) -> None:
 REPORTING_PROGRAM = """
 import sys, time
 sys.path.insert(0, {tests!r})
-from scripted_build import every_event
+from support.scripted_build import every_event
 from trt_tui.run.reporter import reporter
 
 channel = reporter()

@@ -1,31 +1,21 @@
-"""What the screen shows of a build, as the pure functions of `ui/build_view.py` compute it."""
+"""What the screen shows of a build, as the pure functions of `ui/build_view.py` and the widgets' texts
+(`ui/widgets/phase_row.py`, `ui/widgets/palette.py`) compute it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import tree_of
+from support.events import tree_of
 from textual.app import App
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from trt_tui.core.build.phases import PhaseTree
-from trt_tui.ui.build_view import (
-    BAR,
-    MARK,
-    PLAIN,
-    ROLES,
-    BuildView,
-    Columns,
-    Palette,
-    backend_label,
-    build_title,
-    columns_for,
-    phase_row,
-    progress_text,
-)
+from trt_tui.ui.build_view import BuildView, backend_label, build_title
 from trt_tui.ui.themes import load_themes
+from trt_tui.ui.widgets.palette import PLAIN, ROLES, Palette, progress_text
+from trt_tui.ui.widgets.phase_row import BAR, MARK, Columns, columns_for, phase_row
 
 
 @pytest.fixture

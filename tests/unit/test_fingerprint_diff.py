@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import edit_mnist
+from support.models import edit_mnist
 
 from trt_tui.core.cache.fingerprint import Fingerprint, diff, model_changes, rebuild_reason
 from trt_tui.core.model.modelinfo import read_model_digests

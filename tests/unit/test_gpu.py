@@ -6,7 +6,7 @@ import sys
 
 import pynvml
 import pytest
-from helpers import GIB, FakeGpu, FakeNvml, four_gpus
+from support.fake_gpu import GIB, FakeGpu, FakeNvml, four_gpus
 
 from trt_tui.core.observe.gpu import METRICS, GpuHistory, GpuSample, GpuSampler, GpuSnapshot
 from trt_tui.ui.widgets.gpu_panel import sparkline

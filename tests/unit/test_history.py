@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import queued, record
+from support.events import queued
+from support.history import record
 
 from trt_tui.core.build.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
 from trt_tui.core.build.phases import PhaseTree

@@ -1,12 +1,13 @@
-"""The core and the headless front end must not pull in Textual.
-
-If they did, `trt-tui build` in CI would pay for (and depend on) the whole UI stack, and a child
-process running a build would import it too.
+"""What imports what: the core and the headless front end pull in no Textual (else `trt-tui build` in
+CI would pay for, and depend on, the whole UI stack, and a child process running a build would import
+it too), the app's first frame waits on nothing heavy, consumers read builds only through events, and
+the package keeps its import order (`[tool.importlinter]`, which these tests also run).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pkgutil
 import shutil
 import subprocess
@@ -267,79 +268,53 @@ def test_the_job_reads_check_finds_what_it_forbids(tmp_path: Path) -> None:
     assert len(reads) == 5, reads  # the import, .outcome, job.spec, .job.started, .jobs; not job.id
 
 
-# The floor plan's arrows (each package's `__init__` says them): a core package imports only those named
-# here, so the layers stay layers. `execution` may import every other; nothing in `core` imports `run`,
-# `serve`, `cli`, `ui` or the API.
-MAY_IMPORT = {
-    "files": set(),
-    "model": {"files"},
-    "build": {"files", "model"},
-    "observe": {"files", "build"},
-    "cache": {"files", "model", "build", "observe"},
-    "history": {"files", "model", "build", "cache", "observe"},
-    "execution": {"files", "model", "build", "cache", "history", "observe"},
+# -- the import order -----------------------------------------------------------------------------------
+
+PROJECT = PACKAGE.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")  # import-linter, of the dev extras
+
+
+def lint_imports(package_parent: Path) -> subprocess.CompletedProcess:
+    """import-linter's contracts (`[tool.importlinter]` in pyproject.toml, as CI checks them) over the
+    `trt_tui` in `package_parent`: import-linter reads the pyproject.toml of its working directory and
+    finds the package there first."""
+    if package_parent != PROJECT:
+        shutil.copy(PROJECT / "pyproject.toml", package_parent)
+    env = {**os.environ, "PYTHONPATH": str(package_parent)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=package_parent, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_the_package_keeps_its_import_order() -> None:
+    """Front ends over what they drive over the core, the core's floors as each package's `__init__`
+    declares them, no Textual below the app, widgets that import nothing of the app, no circles."""
+    result = lint_imports(PROJECT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BROKEN" not in result.stdout and result.stdout.count("KEPT") >= 7, result.stdout
+
+
+# Imports that break the order, each inside a function (where an import is easy to miss): an arrow up
+# the core's floors, a widget reaching into the app, `serve` reaching into the command line, a circle.
+BREAKS = {
+    "core/files/units.py": ("def _up():\n    from ..history import records\n    return records\n\n\n"
+                            "def _printable():\n    from . import printable\n    return printable\n"),
+    "ui/widgets/key_bar.py": "def _app():\n    from ..app import TrtTuiApp\n    return TrtTuiApp\n",
+    "serve/access.py": "def _cli():\n    from ..cli import main\n    return main\n",
+    "core/files/printable.py": "def _units():\n    from . import units\n    return units\n",
 }
-# Named exceptions, each said in its package's `__init__`: the output-path rules know the sidecar's name
-# and the history's path, which no output may be.
-MODULE_MAY_IMPORT = {"files/output_paths.py": {"build", "history"}}
+BROKEN = ["trt_tui.core.files is not allowed to import trt_tui.core.history",
+          "trt_tui.ui.widgets is not allowed to import trt_tui.ui.app",
+          "trt_tui.serve is not allowed to import trt_tui.cli",
+          "No cycles are allowed in trt_tui.core.files"]
 
 
-def core_imports(path: Path) -> set[str]:
-    """The top-level names this module imports: `core.<package>` for a core package, else the
-    `trt_tui` package it names (`ui`, `cli`, ...)."""
-    import ast
+def test_the_import_order_check_sees_each_break(tmp_path: Path) -> None:
+    copy = tmp_path / "trt_tui"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, code in BREAKS.items():
+        with open(copy / name, "a") as f:
+            f.write("\n\n" + code)
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert [line for line in BROKEN if line not in result.stdout] == [], result.stdout
 
-    found = set()
-    package = path.parent.relative_to(PACKAGE).parts  # e.g. ("core", "build")
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = list(package[: len(package) - node.level + 1]) if node.level <= len(package) else []
-                parts = base + (node.module.split(".") if node.module else [])
-                if not node.module:
-                    parts += [alias.name for alias in node.names]
-            elif node.module and node.module.startswith("trt_tui."):
-                parts = node.module.split(".")[1:]
-            else:
-                continue
-        elif isinstance(node, ast.Import):
-            parts = next((a.name.split(".")[1:] for a in node.names if a.name.startswith("trt_tui.")), [])
-            if not parts:
-                continue
-        else:
-            continue
-        if parts[:1] == ["core"] and len(parts) > 1:
-            found.add(f"core.{parts[1]}")
-        elif parts:
-            found.add(parts[0])
-    return found
-
-
-def test_each_core_package_imports_only_what_its_floor_plan_allows() -> None:
-    core = PACKAGE / "core"
-    assert set(MAY_IMPORT) == {p.name for p in core.iterdir() if (p / "__init__.py").exists()}
-    wrong = []
-    for name, allowed in MAY_IMPORT.items():
-        for path in sorted((core / name).rglob("*.py")):
-            extra = MODULE_MAY_IMPORT.get(str(path.relative_to(core)), set())
-            for imported in core_imports(path):
-                target = imported.removeprefix("core.")
-                if imported.startswith("core.") and target in {name, *allowed, *extra}:
-                    continue
-                if imported == "__version__":  # the package's own version, from `trt_tui/__init__.py`
-                    continue
-                wrong.append(f"{path.relative_to(PACKAGE)} imports {imported}")
-    assert wrong == []
-
-
-def test_the_floor_plan_check_sees_an_arrow_that_points_up(tmp_path: Path) -> None:
-    global PACKAGE
-    package = tmp_path / "trt_tui"
-    (package / "core" / "files").mkdir(parents=True)
-    sample = package / "core" / "files" / "sample.py"
-    sample.write_text("from ..execution.scheduler import Scheduler\nfrom ...ui import app\nfrom . import units\n")
-    saved, PACKAGE = PACKAGE, package
-    try:
-        assert core_imports(sample) == {"core.execution", "ui", "core.files"}
-    finally:
-        PACKAGE = saved

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from helpers import ReplayExecutor
+from support.replay import ReplayExecutor
 
 from trt_tui.api.observation import _ObservedExecutor
 from trt_tui.core.execution.executor import Executor

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from helpers import ReplayExecutor, load_trace, wait_until
+from support.replay import ReplayExecutor, load_trace
+from support.waiting import wait_until
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import State

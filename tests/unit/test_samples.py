@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 import pytest
 import tensorrt_rtx as trt
-from helpers import EXPECTED_SHAPES
 from onnx.reference import ReferenceEvaluator
+from support.models import EXPECTED_SHAPES
 
 from trt_tui.core.model import samples
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import check_nesting
+from support.events import check_nesting
 
 from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Step
 from trt_tui.core.build.phases import PhaseTree

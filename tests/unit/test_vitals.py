@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import FAKE_PYNVML
+from support.fake_gpu import FAKE_PYNVML
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import StackDump, State, StateChanged, Vitals, event_from_dict, event_to_dict

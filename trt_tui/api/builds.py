@@ -19,8 +19,9 @@ _lock = threading.Lock()
 
 
 def report_to(trt: ModuleType, config, observation) -> bool:
-    """Builds made with `config` report to `observation` (`observation._built(result, exc)`) until
-    `forget(config)`. False where the builder's methods cannot be wrapped."""
+    """Builds made with `config` report to `observation` (`observation._build_starts()`, then
+    `observation._built(result, exc)`) until `forget(config)`. False where the builder's methods
+    cannot be wrapped."""
     with _lock:
         if trt.__name__ not in _patched:
             try:
@@ -50,6 +51,7 @@ def _wrap(original):
             observation = None
         if observation is None:
             return original(builder, network, config, *args, **kwargs)
+        observation._build_starts()
         try:
             result = original(builder, network, config, *args, **kwargs)
         except BaseException as exc:

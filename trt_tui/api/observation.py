@@ -12,26 +12,26 @@ It ends at the end of the `with` block, at `close()`, or, used as a plain call, 
 when an engine came back (its size recorded); else cancelled when a cancel took effect (trt-tui's or
 the caller's own monitor), else failed, with TensorRT's last error where `trt_tui.logger()` logged it.
 
-Ctrl-C: while an observation is open in the main thread, SIGINT cancels the build through
-`step_complete` (TensorRT itself swallows an interrupt that lands during a build); the
-`KeyboardInterrupt` is raised once the build has returned: at the end of the `with` block, or, for a
-plain call, as soon as `build_serialized_network` returns.
+Ctrl-C: while an observation is open in the main thread (with Python's default handler: one of the
+caller's own is left alone), SIGINT cancels the build through `step_complete` (TensorRT itself
+swallows an interrupt that lands during a build) and says so at once; the `KeyboardInterrupt` is
+raised once the build has returned: at the end of the `with` block, or, for a plain call, as soon as
+`build_serialized_network` returns. A second Ctrl-C while TensorRT still builds ends the program at
+once (`interrupt`).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, ModuleType
-from typing import Any, Literal, TextIO
+from types import ModuleType
+from typing import Literal, TextIO
 
 from ..core.build.chained_monitor import chained, chained_monitor
 from ..core.build.driver import BuildSpec, Outcome
@@ -43,6 +43,7 @@ from ..core.execution.executor import Executor
 from ..run.collector.publisher import Publisher
 from ..run.hook import reports
 from .builds import forget, report_to
+from .interrupt import CtrlC
 
 Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
 READY_TIMEOUT = 30.0
@@ -184,8 +185,8 @@ class Observation:
         self._finished = False
         self._exc: BaseException | None = None
         self._interrupted = False
+        self._in_build = False  # the caller's thread is inside `build_serialized_network`
         self._result: tuple[bool, int | None] | None = None  # (an engine came back, its size)
-        self._previous_sigint: Callable[[int, FrameType | None], Any] | int | None = None
         self._bound: AbstractContextManager[None] | None = None
         self.program = script_name()
         self.name = name or self.program
@@ -194,6 +195,10 @@ class Observation:
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
         self._json = display == "json"
+        from .notebook import in_notebook
+
+        # A notebook's kernel is not the caller's to end: there a second Ctrl-C only cancels.
+        self._ctrl_c = CtrlC(self._on_ctrl_c, self._building, exit_now=not in_notebook())
         self._start(history)
 
     # -- start and end ---------------------------------------------------------------------------
@@ -220,8 +225,7 @@ class Observation:
         self._bound = bound
         self._config.progress_monitor = self._monitor
         report_to(self._trt, self._config, self)
-        if threading.current_thread() is threading.main_thread():
-            self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+        self._ctrl_c.install()
 
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
@@ -236,9 +240,17 @@ class Observation:
         self._monitor.state = state
         self._ready.set()
 
+    def _build_starts(self) -> None:
+        """On the caller's thread, as `build_serialized_network` is called (see `builds`)."""
+        self._in_build = True
+
+    def _building(self) -> bool:
+        return self._in_build
+
     def _built(self, result, exc: BaseException | None) -> None:
         """On the caller's thread, as `build_serialized_network` returns (see `builds`): what came
         back. A plain call ends here, and a Ctrl-C that cancelled it is raised now, the build over."""
+        self._in_build = False
         try:
             self._result = (bool(result) and exc is None, getattr(result, "nbytes", None))
         except Exception:
@@ -259,10 +271,8 @@ class Observation:
         """End the observation now (a plain call whose build never started, or ended in error), or
         wait until its end is over (its record written); gives Ctrl-C back to its handler before."""
         self._end(None)
-        if (threading.current_thread() is threading.main_thread() and self._previous_sigint is not None
-                and signal.getsignal(signal.SIGINT) == self._on_sigint):
-            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
-            self._previous_sigint = None
+        if threading.current_thread() is threading.main_thread():
+            self._ctrl_c.uninstall()
 
     def _end(self, exc: BaseException | None) -> bool:
         """Once: the outcome, the last events delivered, the display closed. True when Ctrl-C
@@ -292,22 +302,13 @@ class Observation:
             self._bound.__exit__(None, None, None)
         if self._entered:
             self._config.progress_monitor = self._own
-        if on_main and self._previous_sigint is not None:
-            signal.signal(signal.SIGINT, _restorable(self._previous_sigint))
-            self._previous_sigint = None
+        if on_main:
+            self._ctrl_c.uninstall()
         return self._interrupted
 
-    def _on_sigint(self, signum, frame) -> None:
-        """The first Ctrl-C cancels the build. A second one (the block is stuck outside any build), or
-        one after a plain call's build, goes to the handler that was there before."""
-        if (self._finished and not self._entered) or self._interrupted:
-            previous, self._previous_sigint = _restorable(self._previous_sigint), None
-            signal.signal(signal.SIGINT, previous)
-            if callable(previous):
-                previous(signum, frame)
-            elif previous == signal.SIG_DFL:
-                raise KeyboardInterrupt
-            return
+    def _on_ctrl_c(self) -> None:
+        """The first Ctrl-C (on the watcher's thread): the build is cancelled, the interrupt raised
+        once it has returned."""
         self._interrupted = True
         self.cancel()
 
@@ -380,11 +381,6 @@ class Observation:
         """The build's record in `trt-tui history`, once it is written (None with `history=False`)."""
         recorder = self._session.recorder
         return None if recorder is None else recorder.recorded.get(self.job.id)
-
-
-def _restorable(handler):
-    """A handler `signal.signal` accepts back: None (one not set from Python) becomes the default."""
-    return signal.SIG_DFL if handler is None else handler
 
 
 def _make_display(display: Display, out: TextIO | None, verbose: bool):

@@ -8,9 +8,11 @@ and `serve` for scripts.
 - `signals`: SIGINT, SIGTERM and SIGHUP while a command runs
 - `startup`: what keeps it quick to start and end (help sizing, one subparser, fast exit)
 - `parser`, `suggest`, `errors`, `main`: the parsers, "did you mean", exit codes, and the entry point
+- `serve_tab`: the entry point of a `serve` browser tab's app process
 
-May import `core`, `headless`, `config_file`, `serve` and (when the app runs) `ui`; of those only
-`serve.tab` imports it (a browser tab's app process runs `main`).
+The top of the import order (`[tool.importlinter]` in pyproject.toml): it builds what each mode needs
+(a served tab's client, a program's run) and hands it to the app; it may import `ui`, `api`, `serve`,
+`run`, `headless` and `core`, and none of them imports it.
 """
 
 from __future__ import annotations

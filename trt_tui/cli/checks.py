@@ -140,7 +140,7 @@ def watched_models(args) -> list[Path] | None:
     checked against them; each unreadable path said in one line. None where nothing can be watched
     (no model and no directory to wait in): the command exits 2."""
     from ..core.build.driver import default_output
-    from ..core.files.output_paths import check_trace
+    from ..core.history.output_paths import check_trace
     from ..core.model.discover import find_models
 
     models, errors = find_models(args.paths)

@@ -19,8 +19,8 @@ def entry() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from ..config_file import apply_config_file, print_config
-    from ..core.files.output_paths import OutputRefused
     from ..core.files.printable import escaped
+    from ..core.history.output_paths import OutputRefused
 
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] not in SUBCOMMANDS and not os.path.exists(argv[0]):

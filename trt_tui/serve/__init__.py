@@ -1,13 +1,14 @@
 """`trt-tui serve`: the app in a web browser, with the builds owned by the server process.
 
 textual-serve starts one app process per browser session (the page's WebSocket), running a command.
-Here that command is the ordinary app with `--attach SOCKET`: it views the builds of the one scheduler
-this process owns and publishes through `trt_tui.serve.build_server.BuildServer`. So a reload or a second browser sees
+That command is the command line's to write (`serve(..., tab_command)`; it is the ordinary app with
+`--attach SOCKET`): it views the builds of the one scheduler this process owns and publishes through
+`trt_tui.serve.build_server.BuildServer`. So a reload or a second browser sees
 the same builds live, closing a tab stops nothing, and Ctrl-C here cancels every build, waits for them
 to stop (no temporary engine is left), closes the sessions and removes the socket.
 
 Who may use the page (Host, Origin, the token) is `access`'s. A tab's app process dies with the
-server, however the server ends (`tab`); SIGHUP and SIGTERM stop the server as Ctrl-C does, and a
+server, however the server ends (`tab_lifetime`); SIGHUP and SIGTERM stop the server as Ctrl-C does, and a
 socket directory that a killed server left behind is removed by the next one.
 """
 
@@ -25,9 +26,11 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .access import TOKEN_CHARS, Access, RedactingFormatter, host_addresses, is_loopback, is_wildcard
+from .tab_limits import TabLimits
 
 SOCKET_DIR_PREFIX = "trt-tui-serve-"
 SOCKET_NAME = "builds.sock"
@@ -36,21 +39,16 @@ BIND_TO_LISTEN = 1.0  # seconds: far more than a starting server takes between b
 PAGE = Path(__file__).resolve().parent / "page"
 
 
-def session_command(socket_path: str, args, paths: list[str]) -> str:
-    """The shell command textual-serve runs for each browser session: the app, attached. `exec`: the
-    app replaces the shell, so its parent is this process, with which it dies (`tab`)."""
-    argv = [sys.executable, "-m", "trt_tui.serve.tab", str(os.getpid()),
-            "--attach", socket_path, "--backend", args.backend]
-    if args.theme:
-        argv += ["--theme", args.theme]
-    if args.history:
-        argv += ["--history", str(Path(args.history).resolve())]
-    return "exec " + shlex.join(argv + ["--", *paths])
+def session_command(argv: list[str]) -> str:
+    """The shell command textual-serve runs for each browser session: `argv`, the app attached. `exec`:
+    the app replaces the shell, so its parent is this process, with which it dies (`tab_lifetime`)."""
+    return "exec " + shlex.join(argv)
 
 
-def make_web_server(command: str, host: str, port: int, token: str | None, on_exit, on_listening):
-    """A textual-serve Server that checks every request (`access`) and cancels the builds as soon as
-    it is asked to stop."""
+def make_web_server(command: str, host: str, port: int, token: str | None, on_exit, on_listening,
+                    tabs: TabLimits):
+    """A textual-serve Server that checks every request (`access`), runs at most so many tabs
+    (`tab_limits`) and cancels the builds as soon as it is asked to stop."""
     from aiohttp import web
     from aiohttp.web_runner import GracefulExit
     from textual_serve.server import Server
@@ -60,7 +58,7 @@ def make_web_server(command: str, host: str, port: int, token: str | None, on_ex
     class BuildsServer(Server):
         async def _make_app(self):
             app = await super()._make_app()
-            app.middlewares.insert(0, access.middleware())
+            app.middlewares[:0] = [access.middleware(), tabs.middleware()]  # no slot without access
             return app
 
         def initialize_logging(self) -> None:
@@ -208,9 +206,11 @@ def remove_stale_socket_dirs() -> None:
             continue
 
 
-def serve(session, options, paths: list[str], host: str, port: int, token: str | None, args) -> int:
+def serve(session, options, paths: list[str], host: str, port: int, token: str | None,
+          tab_command: Callable[[str], list[str]], tabs: TabLimits) -> int:
     """Publish `session`'s builds and serve the app until Ctrl-C; then stop every build and clean up.
-    `paths` are absolute; `args` gives the sessions' --backend and --theme. OSError: cannot listen."""
+    `paths` are absolute; `tab_command(socket)`: a browser session's app process, attached to the build
+    server at `socket`; `tabs`: how many may be open at once. OSError: cannot listen."""
     from .build_server import serve_session
 
     remove_stale_socket_dirs()
@@ -235,7 +235,8 @@ def serve(session, options, paths: list[str], host: str, port: int, token: str |
     builds = None
     try:  # whatever ends it (a signal, a failure to listen, an exception), the directory goes
         builds = serve_session(session, socket_path, options)
-        make_web_server(session_command(socket_path, args, paths), host, port, token, stop_builds, listening).serve()
+        make_web_server(session_command(tab_command(socket_path)), host, port, token, stop_builds, listening,
+                        tabs).serve()
     finally:
         for collector in filter(None, collectors):  # its builds are other programs': left building
             collector.close()

@@ -24,6 +24,7 @@ from ..core.build.driver import BuildOptions, BuildSpec
 from ..core.build.events import State, StateChanged, event_from_dict
 from ..core.build.monitor import CancelToken
 from ..core.execution.follower import Follower
+from ..core.execution.scheduler_protocol import SchedulerUnreachable
 from ..core.execution.session import Session
 from ..core.observe.vitals import STACK_TIMEOUT
 
@@ -49,7 +50,7 @@ class RemoteJob:
         return self.state.final
 
 
-class RemoteError(RuntimeError):
+class RemoteError(SchedulerUnreachable):
     """The build server is gone or refused a request."""
 
 

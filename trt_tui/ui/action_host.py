@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..core.model.watch import ModelWatcher
     from ..core.observe.gpu import GpuSampler
     from ..run.collector.server import Collector
-    from .build_view import BuildView, Palette
+    from .build_view import BuildView
     from .commands import Command
     from .config import AppConfig
     from .modes import AppSession
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .widgets.machine_panes import MachinePanes
     from .widgets.model_details import ModelDetails
     from .widgets.model_picker import PickerTable
+    from .widgets.palette import Palette
     from .widgets.phase_tree import PhaseTreeView
     from .widgets.vitals_panel import VitalsPanel
 

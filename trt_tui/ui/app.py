@@ -35,17 +35,14 @@ from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
 from . import collector_feed, job_control
 from .build_feed import BuildFeed
-from .build_view import PLAIN, BuildView, Palette, build_title, phase_verdict
+from .build_view import BuildView, build_title, phase_verdict
 from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, keymap, with_keys
 from .config import AppConfig
-from .guard import guarded
 from .help_screen import HelpScreen
 from .log_level import LOG_LEVELS
 from .main_screen import MainScreen
-from .messages import BuildEvents
 from .modes import AppSession, session_for
 from .notifier import Notifier
-from .outside_text import plain
 from .replace import submit_once
 from .screens import StackScreen
 from .startup import freeze_startup_heap
@@ -53,11 +50,15 @@ from .themes import load_themes
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
+from .widgets.guard import guarded
 from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
 from .widgets.machine_panes import MachinePanes
+from .widgets.messages import BuildEvents
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import PickerTable
+from .widgets.outside_text import plain
+from .widgets.palette import PLAIN, Palette
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 

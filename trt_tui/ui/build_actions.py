@@ -22,9 +22,9 @@ from textual.widgets.option_list import Option
 from ..core.build.events import State
 from .commands import COMMANDS
 from .history_screen import SHOWN, HistoryScreen
-from .outside_text import shown
 from .queue_control import QUEUE_ACTIONS, QueueActions
 from .widgets.build_columns import COLUMNS
+from .widgets.outside_text import shown
 
 SAVE_LOG_ACTION = "save_log"  # the log pane's "save the build's whole log": in the menu once it is a command
 MENU = (  # (action, what the menu says)
@@ -147,8 +147,8 @@ class BuildListActions(QueueActions):
     @work(thread=True, group="bundle", exit_on_error=False)
     def _write_bundle(self, job_id: int, record, log_lines: list[str], output: Path, protected: list[Path]) -> None:
         """Off the UI thread: a bundle holds the model, which may be large."""
-        from ..core.files.output_paths import OutputRefused
         from ..core.history.bundle import BundleInput, check_bundle_output, write_bundle
+        from ..core.history.output_paths import OutputRefused
 
         try:
             check_bundle_output(output, [Path(record.model), *protected])

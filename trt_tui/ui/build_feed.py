@@ -29,9 +29,9 @@ from ..core.build.events import (
 from ..core.history.estimates import expected_for
 from .action_host import ActionHost
 from .build_view import BuildView, backend_label, build_title, queued_spec
-from .guard import guarded
 from .log_level import LOG_LEVELS, options_at
-from .messages import BuildEvents
+from .widgets.guard import guarded
+from .widgets.messages import BuildEvents
 
 
 class BuildFeed(ActionHost):

@@ -17,7 +17,6 @@ class AppConfig:
     log_level: str = "info"  # the log pane's level at start (a label of `log_level.LOG_LEVELS`)
     gpu_interval: float = 1.0
     watch: bool = False
-    attach: str | None = None  # a build server's socket (`trt-tui serve`): view its builds, own none
     keys: dict[str, str] = field(default_factory=dict)  # the config file's [keys]: action -> key
     notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)
     session: SessionSettings = field(default_factory=SessionSettings)

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Sparkline, Static
 from ..core.files.units import human_bytes, human_seconds
 from ..core.history.diff import compare, why_built
 from ..core.history.records import BuildRecord
-from .outside_text import shown
 from .widgets.diff_panel import DiffPanel
+from .widgets.outside_text import shown
 
 COLUMNS = ("", "Build", "Started", "State", "Duration", "Peak", "Engine", "Why it built")
 SHOWN = 200  # builds listed: the trend of the recent ones is what is asked about

@@ -17,14 +17,14 @@ from ..core.model.watch import ModelWatcher
 from . import collector_feed
 from .action_host import MainScreenHost
 from .build_view import build_title
-from .guard import guarded
 from .log_level import LOG_LEVELS, level_note
-from .messages import ModelInfoRead, ModelsChanged, StackRead
 from .replace import force_rebuild
 from .screens import StackScreen
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import NothingToCompare, diff_of_build
 from .widgets.filter_prompt import FilterPrompt
+from .widgets.guard import guarded
+from .widgets.messages import ModelInfoRead, ModelsChanged, StackRead
 
 
 class MainActions(MainScreenHost):

@@ -21,7 +21,7 @@ from textual.events import Resize
 from textual.widgets import Header, Static
 
 from .build_actions import BuildControls
-from .commands import COMMAND_ACTIONS, PICKER_ACTIONS, SCREEN_BINDINGS
+from .commands import COMMAND_ACTIONS, ESSENTIAL_ACTIONS, PICKER_ACTIONS, SCREEN_BINDINGS
 from .main_actions import MainActions
 from .view_actions import ViewActions
 from .widgets.build_list import BuildList
@@ -75,7 +75,7 @@ class MainScreen(MainActions, BuildControls, ViewActions):
                              classes="pane-title")
                 yield LogPrompt(id="log-prompt")
                 yield LogPane(id="log")
-        yield KeyBar()
+        yield KeyBar(essential=ESSENTIAL_ACTIONS)
 
     def on_mount(self) -> None:
         self._mounted(self)

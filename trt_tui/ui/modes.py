@@ -1,9 +1,10 @@
 """The app's three uses, as one object it asks what differs: its own builds (`trt-tui [PATHS]`), a
 served tab viewing a build server's builds (`trt-tui serve`), and a program observed (`trt-tui run`).
 
-The session behind each is made before the app (`make_app(config, session)`): the app never tells
-the modes apart by itself, it asks: are there models to pick, may it watch, may it rebuild (and why
-not), whose builds does quitting stop, and what is its exit code.
+The session behind each is made before the app, by the command line (`make_app(config, session)`:
+a tab's client of the build server is `serve`'s, a program's run is `run`'s, and the UI imports
+neither): the app never tells the modes apart by itself, it asks: are there models to pick, may it
+watch, may it rebuild (and why not), whose builds does quitting stop, and what is its exit code.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.execution.executors import Executor
+from ..core.execution.scheduler_protocol import SchedulerUnreachable
 from ..core.execution.session import Session
 from ..core.execution.session_settings import SessionSettings
 
@@ -73,26 +75,19 @@ class OwnBuilds(AppSession):
 
 
 class AttachedViewer(AppSession):
-    """A served tab: the build server's builds, viewed; its history read for the ETAs."""
+    """A served tab: the build server's builds, viewed (`session`: `serve.build_server.attach_session`'s);
+    its history read for the ETAs."""
 
     can_watch = False
     owns_builds = False
     collects = False
     served = True
 
-    @classmethod
-    def attach(cls, socket: str, history: str | None = None) -> AttachedViewer:
-        from ..serve.build_server import attach_session
-
-        return cls(attach_session(socket, history))
-
     def start(self, app) -> None:
         """Connect to the build server; its builds so far are replayed as `BuildEvents`, then live."""
-        from ..serve.build_server import RemoteError
-
         try:
             self.scheduler.connect()
-        except RemoteError as exc:
+        except SchedulerUnreachable as exc:
             app.notify(str(exc), severity="error", timeout=30, markup=False)
 
     def notify_after(self, seconds: float) -> float:
@@ -120,10 +115,8 @@ class ObservedProgram(AppSession):
 
 
 def session_for(config: AppConfig, executor: Executor | None = None, run=None) -> AppSession:
-    """The session a config asks for, where none was made for the app: a program's, a build server's
-    (`config.attach`), else its own builds' (on `executor` where one is given)."""
+    """The session where none was made for the app: a program's (`run`), else its own builds' (on
+    `executor` where one is given)."""
     if run is not None:
         return ObservedProgram(run)
-    if config.attach:
-        return AttachedViewer.attach(config.attach, config.session.history)
     return OwnBuilds.open(config.session, executor)

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from ..core.build.events import State, StateChanged
-from .outside_text import plain
+from .widgets.outside_text import plain
 
 DEFAULT_NOTIFY_AFTER = 10.0  # seconds: a build shorter than this was watched to its end
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f;]")  # would end a sequence early, or split OSC 777's fields

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .outside_text import plain_lines
+from .widgets.outside_text import plain_lines
 
 
 class StackScreen(ModalScreen):

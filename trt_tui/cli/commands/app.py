@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ... import __version__
+from ...version import __version__
 from ..errors import UsageError
 from ..options import add_build_options
 from ..types import seconds
@@ -28,7 +28,7 @@ def options(app: argparse.ArgumentParser) -> None:
 def app_config(args):
     """The app's configuration from the command line (the app itself never reads argv)."""
     from ...core.build.driver import default_output
-    from ...core.files.output_paths import check_trace
+    from ...core.history.output_paths import check_trace
     from ...core.model.discover import find_models
     from ...ui.app import AppConfig
     from ..options import build_options, session_settings
@@ -45,13 +45,25 @@ def app_config(args):
     models = find_models(paths)[0] if args.trace else []
     check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(paths=paths, options=build_options(args), theme=args.theme, log_level=args.log_level,
-                     watch=args.watch, attach=args.attach, keys=args.keys, notify_after=args.notify_after,
+                     watch=args.watch, keys=args.keys, notify_after=args.notify_after,
                      session=session_settings(args))
+
+
+def app_session(args, config):
+    """What the app shows, made here and handed to it (the UI imports no mode's machinery): with
+    `--attach`, a `serve` tab's client of the build server; else the app's own builds, whose spare
+    build processes start now."""
+    from ...ui.modes import AttachedViewer, OwnBuilds
+
+    if args.attach:
+        from ...serve.build_server import attach_session
+
+        return AttachedViewer(attach_session(args.attach, config.session.history))
+    return OwnBuilds.open(config.session)
 
 
 def run(args) -> int:
     from ...ui.app import make_app
-    from ...ui.modes import session_for
     from ...ui.notifier import run_app
     from ..checks import path_problem, terminal_problem, theme_problem
 
@@ -62,4 +74,4 @@ def run(args) -> int:
         raise UsageError(problem)
     config = app_config(args)
     # The session first (its spare build processes start now), then the app that shows it.
-    return run_app(make_app(config, session_for(config))).return_code or 0  # then a line of what it built
+    return run_app(make_app(config, app_session(args, config))).return_code or 0  # then a line of what it built

@@ -49,8 +49,8 @@ def run(args) -> int:
 def _build_models(args, settings, executor) -> int:
     from ...core.build.driver import spec_for
     from ...core.build.events import State
-    from ...core.files.output_paths import check_engines, check_trace
     from ...core.files.printable import escaped
+    from ...core.history.output_paths import check_engines, check_trace
     from ...headless import make_renderer, totals_line
     from ..checks import check_model_readable, check_outputs, outputs_for, unique_models
     from ..options import build_options

@@ -43,9 +43,10 @@ def _readable(option: str, text: str | None) -> Path | None:
 def run(args) -> int:
     import sqlite3
 
-    from ...core.files.output_paths import OutputRefused, trace_written_by_us
     from ...core.history.bundle import BundleInput, check_bundle_output, write_bundle
+    from ...core.history.output_paths import OutputRefused
     from ...core.history.records import History, HistoryError, default_path, history_path
+    from ...core.observe.trace import trace_written_by_us
 
     if not (args.id.isascii() and args.id.isdigit() and len(args.id) <= 18):  # SQLite's ids are 64-bit
         return _fail(f"{args.id!r} is not a build id (trt-tui history lists them)")

@@ -46,7 +46,7 @@ def options(r: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...core.files.output_paths import check_trace, program_files
+    from ...core.history.output_paths import check_trace, program_files
     from ..options import vitals_config
 
     argv = list(args.cmd)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...version import __version__
 from ..build.sidecar import Stamp, stamp_of
 from ..files.units import human_bytes, human_seconds, plural
 from ..model.modelinfo import ModelDigests, ModelInfoError, read_model_digests
@@ -169,8 +170,6 @@ def model_part(digests: ModelDigests | None, content_hash: str) -> dict:
 
 def fingerprint_of(model: dict, options: dict, backend: str, backend_version: str) -> Fingerprint:
     """A fingerprint of this build on this machine; `model` from `model_part`."""
-    from ... import __version__
-
     host, gpu = host_info()
     return Fingerprint(model, options, backend, backend_version, __version__, host, gpu)
 

@@ -31,6 +31,11 @@ class JobView(Protocol):
     def final(self) -> bool: ...
 
 
+class SchedulerUnreachable(RuntimeError):
+    """`connect` could not reach the builds (a tab's build server is gone, or refused it); the message is
+    the one line the user sees."""
+
+
 # Called with a build's id and a batch of its events (the events say all a consumer needs of the build).
 Subscriber = Callable[[int, "list[Event]"], None]
 
@@ -45,7 +50,7 @@ class BuildScheduler(Protocol):
 
     def connect(self, timeout: float = 10.0) -> None:
         """Start receiving (a tab: connect to the server and replay its builds); subscribers must be
-        ready. Nothing to do for the local scheduler."""
+        ready. Nothing to do for the local scheduler. `SchedulerUnreachable`: no builds can come."""
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """`subscriber(job, events)` gets every batch of every job, on a thread of the scheduler's."""

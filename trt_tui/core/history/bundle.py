@@ -7,7 +7,11 @@ sidecar. The history keeps no log and no trace path, so those come in only where
 files (`--log`, `--trace`); the manifest says which are missing and why.
 
 Nothing else of the user's goes in: no environment variable is read into it, and the home directory
-is written `~` in every text member, so the only path left is the model's, relative to home.
+is written `~` in every text member, so the only path left is the model's, relative to home. The
+model's files are data from whoever made the model: its external data may name `../../.ssh/id_rsa`,
+an absolute path, or a link to a file elsewhere (TensorRT refuses those, and the failed build is
+recorded all the same), so only regular files inside the model's own directory, reached through no
+link, are copied; the manifest names every file left out and why.
 
 A bundle is a gzip stream whose header names `GZIP_NAME`: that is how an existing file is known to
 be a bundle trt-tui wrote, the only kind `-o` replaces.
@@ -28,10 +32,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...version import __version__
 from ..build import sidecar
 from ..build.driver import default_output
 from ..files import atomic
-from ..files.output_paths import OutputRefused
+from .model_files import ModelFile, model_file
+from .output_paths import OutputRefused
 from .records import BuildRecord
 
 __all__ = ["GZIP_NAME", "BundleInput", "bundle_written_by_us", "check_bundle_output", "fold_repeats",
@@ -177,7 +183,7 @@ class _Members:
     def __init__(self, home: str) -> None:
         self.home = home
         # (name in the archive, its text's bytes or the file to copy, its line in the manifest)
-        self.entries: list[tuple[str, bytes | Path, str]] = []
+        self.entries: list[tuple[str, bytes | ModelFile, str]] = []
         self.notes: list[str] = []
 
     def scrub(self, text: str) -> str:
@@ -199,10 +205,10 @@ class _Members:
     def json(self, name: str, value, about: str) -> None:
         self.text(name, json.dumps(value, indent=1, sort_keys=True, default=str, ensure_ascii=False) + "\n", about)
 
-    def file(self, name: str, path: Path, about: str) -> None:
+    def file(self, name: str, found: ModelFile, about: str) -> None:
         """A file copied as it is (a model), read only as the archive is written: a model may be
         larger than the memory left."""
-        self.entries.append((name, path, about))
+        self.entries.append((name, found, about))
 
 
 def _model_part(members: _Members, record: BuildRecord, include: bool) -> None:
@@ -230,11 +236,15 @@ def _model_part(members: _Members, record: BuildRecord, include: bool) -> None:
         return
     if info is None:
         return
+    directory = Path(os.path.abspath(model.parent))
     for path in (model, *info.external_data):
-        if path.is_file():
-            members.file(f"model/{path.name}", path, "the model" if path == model else "the model's external data")
+        what = "the model" if path == model else "the model's external data"
+        found = model_file(Path(os.path.abspath(path)), directory)
+        if isinstance(found, ModelFile):
+            members.file(f"model/{found.name}", found, what)
         else:
-            members.notes.append(f"model: {path.name} not included (no such file)")
+            members.notes.append(f"model: {found} ({what}); a bundle takes only regular files inside the"
+                                 f" model's directory ({directory}) and follows no link")
 
 
 def _engine_part(members: _Members, record: BuildRecord) -> None:
@@ -275,8 +285,6 @@ def _trace_part(members: _Members, trace: Path | None) -> None:
 
 
 def assemble(given: BundleInput, home: str | None = None) -> _Members:
-    from ... import __version__
-
     record = given.record
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record)
@@ -325,14 +333,14 @@ def _manifest(members: _Members, record: BuildRecord) -> str:
     return members.scrub("\n".join(lines) + "\n")
 
 
-def _add(tar: tarfile.TarFile, name: str, data: bytes | Path, mtime: int) -> None:
+def _add(tar: tarfile.TarFile, name: str, data: bytes | ModelFile, mtime: int) -> None:
     info = tarfile.TarInfo(name)
     info.mtime, info.mode = mtime, 0o644
     if isinstance(data, bytes):
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
         return
-    with open(data, "rb") as f:  # the size of the file opened, whatever is at its path by now
+    with data.open() as f:  # the size of the file opened, whatever is at its path by now
         info.size = os.fstat(f.fileno()).st_size
         tar.addfile(info, f)
 

@@ -24,9 +24,13 @@ from ..build.events import State, StateChanged, Vitals
 from ..build.phases import PhaseTree
 from ..build.tracker import BuildTracker
 from ..files.atomic import atomic_file
-from ..files.output_paths import TRACE_MARK
 
-__all__ = ["TraceWriter", "trace_document", "trace_events", "write_trace"]
+__all__ = ["TRACE_MARK", "TraceWriter", "trace_document", "trace_events", "trace_written_by_us", "write_trace"]
+
+# First in every trace trt-tui writes (`trace_document`), in Chrome's place for a trace's own
+# metadata: a file that starts with these bytes is a trace of ours, found without parsing the rest.
+TRACE_MARK = {"writer": "trt-tui"}
+_PREFIX = b'{"otherData":{"writer":"trt-tui"}'
 
 
 def _ns(seconds: float) -> int:
@@ -101,9 +105,17 @@ def trace_events(
 
 
 def trace_document(events: list[dict]) -> dict:
-    """The mark of a trace trt-tui wrote comes first (`output_paths.TRACE_MARK`): a later run may
-    replace this file, and no other, without --force."""
+    """The mark of a trace trt-tui wrote comes first (`TRACE_MARK`): a later run may replace this
+    file, and no other, without --force (`core.history.output_paths`)."""
     return {"otherData": dict(TRACE_MARK), "traceEvents": events, "displayTimeUnit": "ms"}
+
+
+def trace_written_by_us(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_PREFIX)) == _PREFIX
+    except OSError:
+        return False
 
 
 def write_trace(path: Path, events: list[dict]) -> None:

@@ -24,9 +24,9 @@ from textual.strip import Strip
 
 from ...core.build.events import State
 from ...core.files.units import human_bytes, human_seconds
-from ..build_view import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
-from ..outside_text import shown
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
+from .outside_text import shown
+from .palette import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .rows import CachedRows
 
 # Sorted by State, builds go in the order of a build's life.

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from ...core.history.diff import compare, format_comparison
 from ...core.history.records import History
-from ..outside_text import plain
+from .outside_text import plain
 
 
 class NothingToCompare(Exception):

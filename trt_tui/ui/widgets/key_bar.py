@@ -6,20 +6,19 @@ answers a click the same way, by pressing the key. It is one widget instead of a
 widget per key, because the `Footer` rebuilds all those widgets, each styled anew, whenever the
 bindings change: five times before the first frame here (focus settling, the screen resuming), a
 good part of the app's start-up. Here a change of bindings repaints one line, and only if what it shows
-changed. Short of room, it leaves out the last keys first, but never help and quit
-(`ESSENTIAL_ACTIONS`): from help a user finds every other key.
+changed. Short of room, it leaves out the last keys first, but never the ones it is told are
+essential (help and quit, `commands.ESSENTIAL_ACTIONS`): from help a user finds every other key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.widget import Widget
-
-from ..commands import ESSENTIAL_ACTIONS
 
 
 @dataclass(frozen=True)
@@ -56,8 +55,10 @@ class KeyBar(Widget, can_focus=False):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, essential: Collection[str] = (), id: str | None = None) -> None:
+        """`essential`: the actions whose keys stay when the bar is short of room."""
         super().__init__(id=id)
+        self._essential = frozenset(essential)
         self._keys: tuple[_Key, ...] = ()
         self._palette: _Key | None = None
         self._spans: list[tuple[int, int, _Key]] = []  # cells each key takes, as last drawn
@@ -113,7 +114,7 @@ class KeyBar(Widget, can_focus=False):
         room = max(0, self.size.width - (1 + palette.cell_len if palette is not None else 0))
         labels = {key: label(key) for key in self._keys}
         while sum(text.cell_len for text in labels.values()) > room:
-            extra = [key for key in labels if key.action not in ESSENTIAL_ACTIONS]
+            extra = [key for key in labels if key.action not in self._essential]
             if not extra:
                 break
             del labels[extra[-1]]

@@ -22,7 +22,7 @@ from textual.widgets import RichLog
 
 from ...core.build.events import Log, Severity
 from ...core.build.log_store import TAGS
-from ..outside_text import plain
+from .outside_text import plain
 
 STYLES = {
     Severity.INTERNAL_ERROR: "bold white on red",

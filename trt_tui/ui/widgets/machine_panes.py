@@ -18,10 +18,10 @@ from textual.worker import Worker
 
 from ...core.files.units import human_bytes
 from ...core.observe.gpu import GpuHistory, GpuSampler
-from ..guard import FailureSink, guarded
-from ..messages import GpuSampled, HostSampled
 from .gpu_panel import GpuPanel
+from .guard import FailureSink, guarded
 from .host_panel import HostPanel, memory_low
+from .messages import GpuSampled, HostSampled
 
 
 class MachinePanes(Horizontal):

@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from ...core.files.units import human_bytes
 from ...core.model.modelinfo import ModelInfo
-from ..outside_text import plain
+from .outside_text import plain
 
 
 def model_details(name: str | None, info: ModelInfo | None, error: str | None) -> Content:

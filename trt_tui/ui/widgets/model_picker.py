@@ -16,10 +16,10 @@ from textual.worker import Worker
 from ...core.build.events import State
 from ...core.files.units import human_bytes
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
-from ..build_view import PLAIN, Palette, state_text
-from ..guard import FailureSink
-from ..messages import ModelInfoRead
-from ..outside_text import shown
+from .guard import FailureSink
+from .messages import ModelInfoRead
+from .outside_text import shown
+from .palette import PLAIN, Palette, state_text
 
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
 

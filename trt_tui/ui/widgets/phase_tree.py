@@ -2,7 +2,7 @@
 
 The first line is the build's title, which stays in place while the phases scroll under it; each
 phase row reads guides, fold toggle, then name first and bar, steps and time in columns aligned at
-the right edge (`build_view.phase_row`). A row's width is the tree's width less the guides at its
+the right edge (`phase_row`). A row's width is the tree's width less the guides at its
 depth, so the rows are laid out again when it is resized. Until the user moves the cursor into the
 tree, the tree scrolls to keep the phase running now in view.
 
@@ -25,7 +25,8 @@ from textual.geometry import Size
 from textual.strip import Strip
 
 from ...core.build.phases import PhaseTree
-from ..build_view import PLAIN, Columns, Palette, columns_for, fit_words, phase_row, same_text
+from .palette import PLAIN, Palette, same_text
+from .phase_row import Columns, columns_for, fit_words, phase_row
 from .rows import CachedRows
 
 GUIDE = 2  # cells of indentation per level

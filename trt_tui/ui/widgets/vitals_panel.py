@@ -11,7 +11,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from ...core.build.events import Vitals
 from ...core.files.units import human_bytes
-from ..outside_text import plain
+from .outside_text import plain
 
 VERDICT_STYLES = {"working": "$success", "stalled": "bold $error", "stopped": "bold $warning"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from ..core.files.printable import escaped
+from ...core.files.printable import escaped
 
 __all__ = ["plain", "plain_lines", "shown"]
 

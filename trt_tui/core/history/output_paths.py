@@ -5,9 +5,10 @@ A trace is never one of the run's inputs (a model, the program `trt-tui run` run
 command line names), never one of its outputs (an engine, a sidecar), never the build history; it is
 a regular file or a new one (never a device node, a FIFO or a symbolic link, which would be written
 through or taken away from what it stands for); and an existing file is replaced only where trt-tui
-wrote it (the mark at the start of every trace it writes, `TRACE_MARK`) or `--force` says so. An
+wrote it (the mark at the start of every trace it writes, `trace.TRACE_MARK`) or `--force` says so. An
 engine or its sidecar is never the build history either (`check_engines`; the build checks the rest).
-Each refusal is one line naming the file and what it is.
+Each refusal is one line naming the file and what it is. The rules live with the history because
+they name its path, which no output may be.
 """
 
 from __future__ import annotations
@@ -19,13 +20,9 @@ from pathlib import Path
 
 from ..build.driver import is_same_file
 from ..build.sidecar import sidecar_path
+from ..observe.trace import trace_written_by_us
 
-__all__ = ["OutputRefused", "TRACE_MARK", "check_engines", "check_trace", "program_files", "trace_written_by_us"]
-
-# First in every trace trt-tui writes (`trace.trace_document`), in Chrome's place for a trace's own
-# metadata: a file that starts with these bytes is a trace of ours, found without parsing the rest.
-TRACE_MARK = {"writer": "trt-tui"}
-_PREFIX = b'{"otherData":{"writer":"trt-tui"}'
+__all__ = ["OutputRefused", "check_engines", "check_trace", "program_files"]
 
 # Files SQLite keeps beside a database while it is open.
 _HISTORY_COMPANIONS = ("", "-journal", "-wal", "-shm")
@@ -33,14 +30,6 @@ _HISTORY_COMPANIONS = ("", "-journal", "-wal", "-shm")
 
 class OutputRefused(Exception):
     """The file named cannot be written; the message is the one line the user sees."""
-
-
-def trace_written_by_us(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(_PREFIX)) == _PREFIX
-    except OSError:
-        return False
 
 
 def program_files(argv: list[str]) -> list[Path]:
@@ -57,7 +46,7 @@ def program_files(argv: list[str]) -> list[Path]:
 
 
 def _history_of(option: str | None) -> Path:
-    from ..history.records import default_path, history_path
+    from .records import default_path, history_path
 
     return history_path(option) or default_path()
 

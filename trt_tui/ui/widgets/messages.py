@@ -2,7 +2,9 @@
 
 Build threads never touch widgets: the scheduler's pump thread posts `BuildEvents` (already coalesced
 by the job's buffer), the GPU sampler's worker posts `GpuSampled` and `HostSampled`, the watcher posts
-`ModelsChanged`, the model reader `ModelInfoRead`, the stack reader `StackRead`.
+`ModelsChanged`, the model reader `ModelInfoRead`, the stack reader `StackRead`. They live among the
+widgets because widgets post and take them too (the machine panes' samplers, the picker's reader),
+and a widget imports nothing of the app around it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..core.build.events import Event
-from ..core.model.modelinfo import ModelInfo
-from ..core.model.watch import ModelChange
-from ..core.observe.gpu import GpuSnapshot
+from ...core.build.events import Event
+from ...core.model.modelinfo import ModelInfo
+from ...core.model.watch import ModelChange
+from ...core.observe.gpu import GpuSnapshot
 
 
 @dataclass
