@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
@@ -32,7 +33,7 @@ from ..core.model.discover import find_models
 from ..core.model.watch import ModelWatcher
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
-from . import collector_feed
+from . import collector_feed, job_control
 from .build_feed import BuildFeed
 from .build_view import BuildView, build_title, phase_verdict
 from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, keymap, with_keys
@@ -56,6 +57,7 @@ from .widgets.machine_panes import MachinePanes
 from .widgets.messages import BuildEvents
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import PickerTable
+from .widgets.outside_text import plain
 from .widgets.palette import PLAIN, Palette
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
@@ -146,6 +148,7 @@ class TrtTuiApp(BuildFeed, App[int]):
             screen.add_class("-observing")
             self.builds.focus()
         self.collector = collector_feed.listen(self)
+        job_control.resume_only_after_suspend()  # the driver runs by now: `kill -STOP`/`-CONT` keep the keys
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
         self.set_timer(self.TICK / 2, lambda: self.set_interval(self.SLOW_TICK, self._slow_tick))
@@ -225,6 +228,12 @@ class TrtTuiApp(BuildFeed, App[int]):
             self._notified_errors.add((handler, text))
             self.notify(f"Internal error in {handler}: {text}", title="trt-tui bug", severity="error", timeout=10,
                         markup=False)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast (a widget's and a screen's come here too) as plain text, escaped: toasts name
+        files, builds and programs, and quote errors that quote them (`outside_text`)."""
+        super().notify(plain(message), title=plain(title), severity=severity, timeout=timeout, markup=False)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker's failure, in one line (`_handler_failed`). Stopping the builds that fails

@@ -24,6 +24,7 @@ from .commands import COMMANDS
 from .history_screen import SHOWN, HistoryScreen
 from .queue_control import QUEUE_ACTIONS, QueueActions
 from .widgets.build_columns import COLUMNS
+from .widgets.outside_text import shown
 
 SAVE_LOG_ACTION = "save_log"  # the log pane's "save the build's whole log": in the menu once it is a command
 MENU = (  # (action, what the menu says)
@@ -47,7 +48,7 @@ class ActionMenu(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape,q,m", "dismiss", "Close")]
 
-    def __init__(self, title: str, actions: list[tuple[str, str]]) -> None:
+    def __init__(self, title: str | Text, actions: list[tuple[str, str]]) -> None:
         super().__init__()
         self.title_text, self.actions = title, actions
 
@@ -77,7 +78,7 @@ class BuildListActions(QueueActions):
         table = {command.action for command in COMMANDS}
         actions = [(action, label) for action, label in MENU
                    if action in table and self.check_action(action, ()) is not False]
-        title = f"#{view.id} {view.name} · {view.state.value}"
+        title = shown(f"#{view.id} {view.name} · {view.state.value}")  # a border title reads markup
         self.host.push_screen(ActionMenu(title, actions), self._menu_chosen)
 
     def _menu_chosen(self, action: str | None) -> None:

@@ -24,6 +24,7 @@ from ..core.build.phases import Phase, PhaseTree
 from ..core.build.tracker import BuildTracker
 from ..core.files.units import human_seconds
 from ..core.history.estimates import eta, eta_text
+from .widgets.outside_text import plain
 from .widgets.palette import PLAIN, Palette
 
 # -- what the app knows of one build --------------------------------------------------------------
@@ -166,7 +167,7 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116` (or `overdue +2.0s`), then
     why it stopped or failed."""
     style = palette.state(view.state)
-    text = Text(f"#{view.id} {view.name or view.model} ", style="bold")
+    text = Text(f"#{view.id} {plain(view.name or view.model)} ", style="bold")
     text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
     if view.expected and not view.state.final and view.state is not State.QUEUED:
@@ -174,11 +175,11 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
         if remaining is not None:
             text.append(f" · {eta_text(remaining, view.expected_from_older)}", style="bold")
     if view.backend:  # after the ETA: on a narrow screen the end of the title is cut
-        text.append(f" · {view.backend}", style=palette["muted"])
+        text.append(f" · {plain(view.backend)}", style=palette["muted"])
     if view.detail:
-        text.append(f" · {view.detail}", style=style)
+        text.append(f" · {plain(view.detail)}", style=style)
     if view.error:
-        text.append(f" · {view.error}", style=palette["failed"])
+        text.append(f" · {plain(view.error)}", style=palette["failed"])
     return text
 
 

@@ -20,6 +20,7 @@ from ..core.files.units import human_bytes, human_seconds
 from ..core.history.diff import compare, why_built
 from ..core.history.records import BuildRecord
 from .widgets.diff_panel import DiffPanel
+from .widgets.outside_text import shown
 
 COLUMNS = ("", "Build", "Started", "State", "Duration", "Peak", "Engine", "Why it built")
 SHOWN = 200  # builds listed: the trend of the recent ones is what is asked about
@@ -66,7 +67,7 @@ class HistoryScreen(ModalScreen[None]):
         trend = (f" · successful builds took {human_seconds(min(durations))} to {human_seconds(max(durations))}"
                  if durations else "")
         with Vertical():
-            yield Static(f"History of {self.model} · {len(self.records)} builds{trend}", id="history-title")
+            yield Static(shown(f"History of {self.model} · {len(self.records)} builds{trend}"), id="history-title")
             yield Sparkline(durations or [0.0], summary_function=max, id="history-trend")
             if not succeeded:
                 yield Static("(no successful build yet: no duration trend)", id="history-no-trend")
@@ -89,7 +90,8 @@ class HistoryScreen(ModalScreen[None]):
         mark = "●" if record.id in self.marked else " "
         return (mark, self._label(record), time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started)),
                 record.state, human_seconds(record.duration), human_bytes(record.peak_rss_bytes),
-                human_bytes(record.engine_bytes), self.reasons.get(record.id) or why_built(record, older))
+                human_bytes(record.engine_bytes),
+                shown(self.reasons.get(record.id) or why_built(record, older)))  # names a file: a str cell reads markup
 
     def _highlighted(self) -> BuildRecord | None:
         table = self.query_one(DataTable)

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from ..core.build.events import State, StateChanged
+from .widgets.outside_text import plain
 
 DEFAULT_NOTIFY_AFTER = 10.0  # seconds: a build shorter than this was watched to its end
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f;]")  # would end a sequence early, or split OSC 777's fields
@@ -69,7 +70,7 @@ def summary(views) -> str | None:
     for view in views:
         state = view.state  # as the build's events said: what the screen showed last
         key = {State.SUCCEEDED: "built", State.FAILED: "failed", State.SKIPPED: "up to date"}.get(state, "cancelled")
-        groups[key].append(Path(str(view.model)).name)
+        groups[key].append(plain(Path(str(view.model)).name))  # printed on the terminal once the app is gone
     if not any(groups.values()):
         return None
     parts = []

@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .widgets.outside_text import plain_lines
+
 
 class StackScreen(ModalScreen):
     """One build's stacks as py-spy printed them: select and copy (Ctrl+C), `y` copies it all."""
@@ -30,7 +32,7 @@ class StackScreen(ModalScreen):
         with Vertical():
             yield Static(f"Stacks of build #{self.job}, taken {self.taken} · y copies all · Esc closes",
                          classes="stack-title", markup=False)
-            yield TextArea(self.text, read_only=True, soft_wrap=False, id="stack-text")
+            yield TextArea(plain_lines(self.text), read_only=True, soft_wrap=False, id="stack-text")
 
     def action_copy_all(self) -> None:
         self.app.copy_to_clipboard(self.text)

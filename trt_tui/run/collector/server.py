@@ -6,8 +6,8 @@ connects, proves it knows the key (kept 0600 beside the socket), says hello, ann
 sends their events; a cancel goes back. The collector adds what a socket shared by every program of
 one user needs: a place only that user reaches (`place`), the peer's user checked on each connection
 (SO_PEERCRED on Linux), one listening app at a time (a lock held while it listens; a socket left by
-a dead app is replaced), and one `BuildRelays` per connection, since each connection is another
-program: its hello names it (`{"v": 1, "program": NAME, "sampled": BOOL, "pid": PID}`; `pid`, where
+a dead app is replaced), one `BuildRelays` per connection, since each connection is another
+program, and limits on what one connection puts into the app (`intake`): its hello names it (`{"v": 1, "program": NAME, "sampled": BOOL, "pid": PID}`; `pid`, where
 given: the process that builds, where it is not the reporting one; `sampled`: its events
 already carry its vitals, as `trt_tui.observe` and `trt-tui run` send them; a hooked program's
 process is sampled from here).
@@ -39,6 +39,7 @@ from ...core.observe.vitals import DEFAULT_VITALS, VitalsConfig
 from ..relays import BuildRelays, ObservedSpec
 from ..reports import ReportServer
 from . import place
+from .intake import Intake
 
 KEY_BYTES = 16
 
@@ -86,23 +87,6 @@ class _Server(ReportServer):
             self.refused(uid)
             return False
         return True
-
-
-class _Replayed:
-    """A connection whose first message was already read (the hello): `BuildRelays.serve` reads it again."""
-
-    def __init__(self, conn, first) -> None:
-        self.conn = conn
-        self.first = [first]
-
-    def recv(self):
-        return self.first.pop() if self.first else self.conn.recv()
-
-    def send(self, message) -> None:
-        self.conn.send(message)
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 class _Following:
@@ -254,7 +238,7 @@ class Collector:
             following = _Following(self.scheduler, program)
             relays = following.relays = BuildRelays(following, program, None if info.get("sampled") else self.vitals,
                                                     lambda: None)
-            relays.serve(_Replayed(conn, hello))
+            relays.serve(Intake(conn, hello, program, self.note))  # within the limits of one connection
         except (EOFError, OSError):
             pass
         finally:

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from ...core.build.events import State
 from ...core.files.units import human_bytes, human_seconds
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
+from .outside_text import shown
 from .palette import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
 from .rows import CachedRows
 
@@ -280,7 +281,7 @@ class BuildList(CachedRows, can_focus=True):
     def _store(self, job: int, column: str, value: str | Text) -> bool:
         """Keep a cell's value; True when its column had to grow for it."""
         row = self._rows[job]
-        text = value if isinstance(value, Text) else Text(str(value))
+        text = value if isinstance(value, Text) else shown(value)  # a model's or backend's name: outside text
         if same_text(row.cells.get(column), text):
             return False
         row.values[column] = value

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from ...core.history.diff import compare, format_comparison
 from ...core.history.records import History
+from .outside_text import plain
 
 
 class NothingToCompare(Exception):
@@ -70,6 +71,6 @@ class DiffPanel(ModalScreen[None]):
         text = Text()
         for i, line in enumerate(self.lines):
             style = "bold" if i == 0 or not line.startswith(" ") else ""
-            text.append(line + "\n", style=style)
+            text.append(plain(line) + "\n", style=style)  # names files, options: outside text
         with VerticalScroll():
             yield Static(text, id="diff-text")

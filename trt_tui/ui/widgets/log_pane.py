@@ -22,6 +22,7 @@ from textual.widgets import RichLog
 
 from ...core.build.events import Log, Severity
 from ...core.build.log_store import TAGS
+from .outside_text import plain
 
 STYLES = {
     Severity.INTERNAL_ERROR: "bold white on red",
@@ -36,7 +37,7 @@ CURRENT_MATCH = "bold reverse yellow"
 
 def log_line(event: Log, pattern: re.Pattern | None = None, current: bool = False) -> Text:
     text = Text(f"{event.t:8.3f} {TAGS[event.severity]} ", style="dim")
-    text.append(event.message, style=STYLES[event.severity])
+    text.append(plain(event.message), style=STYLES[event.severity])  # TensorRT's, a program's: outside text
     if pattern is not None:
         text.highlight_regex(pattern, CURRENT_MATCH if current else MATCH)
     return text

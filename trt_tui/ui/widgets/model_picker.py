@@ -18,6 +18,7 @@ from ...core.files.units import human_bytes
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from .guard import FailureSink
 from .messages import ModelInfoRead
+from .outside_text import shown
 from .palette import PLAIN, Palette, state_text
 
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
@@ -98,10 +99,10 @@ class ModelPicker(DataTable):
             entry = self.models[path]
             info, error = entry["info"], entry["error"]
             size = human_bytes(info.size if info else (Path(path).stat().st_size if Path(path).exists() else None))
-            inputs = Text(error, style=self.palette["failed"]) if error else Text(info.inputs_text() if info else "…")
+            inputs = shown(error, self.palette["failed"]) if error else shown(info.inputs_text() if info else "…")
             state = entry["state"]
             last = state_text(state, self.palette) if state else Text("-", style=self.palette["muted"])
-            self.add_row(self.display_name(path), size, inputs, last, key=path)
+            self.add_row(shown(self.display_name(path)), size, inputs, last, key=path)  # a str cell reads markup
         if keep is not None and keep in self._visible():
             self.move_cursor(row=self._visible().index(keep))
 

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.color import Color, ColorParseError
 
 from ...core.build.events import State
+from .outside_text import plain
 
 # Each role's theme variable, and the standard variable it falls back to in a theme that lacks it.
 ROLES: dict[str, tuple[str, str]] = {
@@ -86,7 +87,7 @@ def state_text(state: State, palette: Palette = PLAIN) -> Text:
 
 
 def verdict_text(verdict: str | None, palette: Palette = PLAIN) -> Text:
-    return Text(verdict or "-", style=palette.verdict(verdict))
+    return Text(plain(verdict or "-"), style=palette.verdict(verdict))  # a program may send it
 
 
 def progress_text(fraction: float, palette: Palette = PLAIN, width: int = 10) -> Text:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ...core.build.phases import Phase
+from .outside_text import plain
 from .palette import PLAIN, Palette
 
 BAR = 12
@@ -37,7 +38,7 @@ class Columns:
 def columns_for(rows: Iterable[tuple[int, str]]) -> Columns:
     """The columns that leave every name whole, given each row's (width, name): the bar goes first,
     then the step count, then the time."""
-    need = min((width - MARK - len(name) for width, name in rows), default=0)
+    need = min((width - MARK - len(plain(name)) for width, name in rows), default=0)
     return Columns(bar=need >= TIME + COUNT + BAR + 1, count=need >= TIME + COUNT, time=need >= TIME)
 
 
@@ -68,12 +69,13 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
         notes.append(f"  {slow_hint}", style=palette["failed"])
     if vitals is not None and phase.active:
         verdict, why = vitals
-        notes.append(f"  {verdict}", style=palette.verdict(verdict))
+        notes.append(f"  {plain(verdict)}", style=palette.verdict(verdict))
         notes.append(f" {why}", style=palette["muted"])
 
     columns = columns or columns_for([(width, phase.name)])
     room = max(MIN_NAME, width - MARK - columns.width)
-    name = phase.name if len(phase.name) <= room else phase.name[: max(1, room - 1)] + "…"
+    name = plain(phase.name)  # TensorRT's, or what another program reported
+    name = name if len(name) <= room else name[: max(1, room - 1)] + "…"
 
     text = Text(mark, style=mark_style)
     text.append(name, style="bold" if phase.active else "")

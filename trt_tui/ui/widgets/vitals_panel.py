@@ -11,6 +11,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from ...core.build.events import Vitals
 from ...core.files.units import human_bytes
+from .outside_text import plain
 
 VERDICT_STYLES = {"working": "$success", "stalled": "bold $error", "stopped": "bold $warning"}
 
@@ -22,7 +23,7 @@ def vitals_summary(vitals: Vitals | None, ended: bool = False, width: int | None
     if vitals is None:
         return Content.styled("Vitals: no reading yet", "$text-muted")
     head = (("Vitals at the end", "bold"),) if ended else (
-        ("Vitals: ", "bold"), (vitals.verdict, VERDICT_STYLES.get(vitals.verdict, "")))
+        ("Vitals: ", "bold"), (plain(vitals.verdict), VERDICT_STYLES.get(vitals.verdict, "")))  # a program may send it
     parts = [f"CPU {vitals.cpu_percent:.0f}%", f"RSS {human_bytes(vitals.rss_bytes)}",
              f"peak {human_bytes(vitals.peak_rss_bytes)}"]
     if vitals.gpu_memory_bytes is not None:
