@@ -41,7 +41,7 @@ def result_of(build: BuildTracker) -> ModelResult:
     built = state is State.SUCCEEDED
     return ModelResult(
         model=build.model, state=state,
-        seconds=build.duration if built else None,
+        seconds=(build.duration or None) if state is not State.SKIPPED else None,  # a skip's is the cache's look
         peak_bytes=(final.peak_rss_bytes or None) if final is not None and built else None,
         engine_bytes=(final.engine_bytes or None) if final is not None else None,
         error=build.error, detail=build.detail,
