@@ -248,3 +248,25 @@ def test_a_builder_whose_engines_differ_is_reported_with_where_they_differ(tmp_p
     assert f"first differing byte at offset {len(PREFIX):,}" in judged.line()
     assert judged.line().startswith(f"{model}: NOT reproducible: 3 different engines in 3 builds; build 1: {SIZE:,} bytes")
 
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--repro", "1"], "--repro 1: needs 2 builds or more to compare"),
+    (["--require-reproducible"], "--require-reproducible needs --repro N"),
+    (["--repro", "2", "--executor", "thread"], "--repro builds each copy in a process of its own; --executor thread does not"),
+    (["--tolerance", "size=1%"], "--tolerance needs --baseline FILE"),
+    (["--baseline", "{model}", "--tolerance", "size=1%"], "--baseline {model}: is not a baseline trt-tui saved (--save-baseline)"),
+    (["--baseline", "{missing}"], "--baseline {missing}: cannot read it: No such file or directory"),
+    (["--baseline", "{baseline}", "--tolerance", "size=big"], "--tolerance size=big: 'big' is not a percentage (e.g. 10%)"),
+])
+def test_ci_options_that_cannot_work_are_refused_before_any_build(trt_tui_command, cli_env, models, tmp_path,
+                                                                  args, says) -> None:
+    mnist, _ = models
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{\n "writer": "trt-tui",\n "kind": "baseline",\n "version": 1,\n "models": {}\n}\n')
+    names = {"model": mnist, "missing": tmp_path / "missing.json", "baseline": baseline}
+    result = _build(trt_tui_command, cli_env, mnist, "-o", tmp_path / "mnist.engine",
+                    *[a.format(**names) for a in args])
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"trt-tui: {says.format(**names)}"
+    assert not (tmp_path / "mnist.engine").exists()

@@ -99,11 +99,12 @@ def baseline_written_by_us(path: Path) -> bool:
 def load_baseline(path: Path) -> dict[str, dict[str, float]]:
     """Each model's figures; `BaselineError` naming the file where it is not a baseline trt-tui saved."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:  # the mark first: a model or an engine named by mistake is not read whole
+            if f.read(len(MARK)) != MARK.encode():
+                raise BaselineError(f"--baseline {path}: is not a baseline trt-tui saved (--save-baseline)")
+            text = MARK + f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"--baseline {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    if not text.startswith(MARK):
-        raise BaselineError(f"--baseline {path}: is not a baseline trt-tui saved (--save-baseline)")
     try:
         data = json.loads(text)
         models = data["models"]
