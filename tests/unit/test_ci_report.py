@@ -45,6 +45,14 @@ def test_only_growth_beyond_the_tolerance_trips_the_gate() -> None:
     assert compare(baseline, results, tolerances) == ["b.onnx: engine size 1,000 bytes → 1,011 bytes (+1.1%, tolerance 1%)"]
 
 
+def test_build_time_trips_only_once_it_grew_by_more_than_a_second() -> None:
+    """A build of a fraction of a second doubles its time on a busy runner: no regression worth a red build."""
+    baseline = {"a.onnx": {"seconds": 0.3}, "b.onnx": {"seconds": 2.0}}
+    results = [_built("a.onnx", 1.2, 1, 1), _built("b.onnx", 3.5, 1, 1)]
+    assert compare(baseline, results, parse_tolerances("time=10%")) == [
+        "b.onnx: build time 2.0s → 3.5s (+75.0%, tolerance 10%)"]
+
+
 def test_where_two_files_first_differ(tmp_path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     data = bytes(range(256)) * 10000  # more than one chunk

@@ -2,7 +2,8 @@
 of the same command with `--baseline FILE` compares its builds with them and trips a gate where a figure
 grew beyond its tolerance: one line per figure, naming the model, the figure, before and after.
 
-Only growth trips a gate: a faster build or a smaller engine is no regression. A model the baseline has
+Only growth trips a gate: a faster build or a smaller engine is no regression; build time only once it
+grew by more than a second too (`Figure.slack`). A model the baseline has
 no figures for, and a build that did not run (skipped as up to date, failed), is not compared.
 Tolerances are percentages: `DEFAULT_TOLERANCES`, changed by `--tolerance`, either one figure for all
 (`10%`) or per figure (`time=50%,peak=20%,size=1%`), or both (`10%,size=0%`).
@@ -34,9 +35,12 @@ class Figure:
     key: str  # in the file
     label: str  # in a gate's line
     show: Callable[[float], str]  # the value as a person reads it
+    slack: float = 0.0  # growth this small never trips, whatever the percentage
 
 
-FIGURES = {"time": Figure("seconds", "build time", human_seconds),
+# A build of a second or less varies by a large part of itself on a shared CI runner: its time trips a
+# gate only once it grew by more than `slack` as well.
+FIGURES = {"time": Figure("seconds", "build time", human_seconds, slack=1.0),
            "peak": Figure("peak_bytes", "peak memory", lambda n: human_bytes(int(n))),
            "size": Figure("engine_bytes", "engine size", lambda n: f"{int(n):,} bytes")}  # a few bytes count
 # Build time on a shared CI runner varies by tens of percent from run to run; an engine's size does not.
@@ -129,7 +133,7 @@ def compare(baseline: dict[str, dict[str, float]], results: list[ModelResult],
             if before is None or after is None:
                 continue
             limit = before * (1 + tolerances[name] / 100)
-            if after > limit:
+            if after > limit and after - before > figure.slack:
                 growth = f"+{(after - before) / before * 100:.1f}%" if before > 0 else "from nothing"
                 lines.append(f"{result.model}: {figure.label} {figure.show(before)} → {figure.show(after)}"
                              f" ({growth}, tolerance {tolerances[name]:g}%)")
