@@ -101,6 +101,7 @@ class CiRun:
             judged = verdict(model, [(output, renderer.build(job)) for output, job in copies])
             renderer.message(escaped(f"trt-tui: repro: {judged.line()}"))
             if not judged.reproducible and args.require_reproducible:
+                print(escaped(f"trt-tui: gate: {judged.line()}"), file=sys.stderr)  # where the gates' lines go
                 code = EXIT_GATE
         if self.repro_dir is not None:
             shutil.rmtree(self.repro_dir, ignore_errors=True)
