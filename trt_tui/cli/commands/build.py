@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from ..ci import add_ci_options
 from ..errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from ..options import add_build_options
 
@@ -22,6 +23,7 @@ def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
     b.add_argument("--json", action="store_true", help="one JSON object per event per line")
     add_build_options(b)
+    add_ci_options(b)
 
 
 def run(args) -> int:
@@ -53,6 +55,7 @@ def _build_models(args, settings, executor) -> int:
     from ...core.history.output_paths import check_engines, check_trace
     from ...headless import make_renderer, totals_line
     from ..checks import check_model_readable, check_outputs, outputs_for, unique_models
+    from ..ci import CiRun
     from ..options import build_options
     from ..signals import Stopper, abandon
 
@@ -66,6 +69,7 @@ def _build_models(args, settings, executor) -> int:
         check_engines(outputs, args.history)
         check_outputs(models, outputs, args.force)
         check_trace(args.trace, models, outputs, args.history, args.force)
+        ci = CiRun(args, models, outputs)
         renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
         for err in unreadable.values():
             print(f"trt-tui: {escaped(err)}", file=sys.stderr)
@@ -89,6 +93,8 @@ def _build_models(args, settings, executor) -> int:
                 if model in buildable and stopper.signal is None:
                     jobs.append(scheduler.submit(spec_for(model, options, output=output, force=args.force,
                                                           replace=args.force)))
+            if stopper.signal is None:
+                ci.submit_repro(scheduler, buildable, options, renderer.message)
             while not scheduler.wait(timeout=0.2):
                 pass
         finally:
@@ -102,6 +108,7 @@ def _build_models(args, settings, executor) -> int:
     cancelled = [build.model for build in builds if build.state is State.CANCELLED]
     if not args.json:
         renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
+    gate = ci.finish(renderer, builds, unreadable, time.monotonic() - started)
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
               + (f"cancelled {escaped(', '.join(cancelled))}" if cancelled else "no build was running"), file=sys.stderr)
@@ -112,4 +119,4 @@ def _build_models(args, settings, executor) -> int:
         return EXIT_USAGE
     if State.FAILED in states or session.errors:
         return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_OK if gate is None else gate

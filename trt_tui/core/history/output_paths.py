@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..build.driver import is_same_file
 from ..build.sidecar import sidecar_path
 from ..observe.trace import trace_written_by_us
 
-__all__ = ["OutputRefused", "check_engines", "check_trace", "program_files"]
+__all__ = ["OutputRefused", "check_engines", "check_report_file", "check_trace", "program_files"]
 
 # Files SQLite keeps beside a database while it is open.
 _HISTORY_COMPANIONS = ("", "-journal", "-wal", "-shm")
@@ -70,33 +70,42 @@ def check_trace(text: str | None, inputs: Iterable[Path] = (), engines: Iterable
     """Raise `OutputRefused` where `--trace text` may not be written (see the module's rules), before
     any build: a trace is written as builds end, and a long build must not end in a refusal.
     `history`: --history, where given (else the history this run would use)."""
+    check_report_file("--trace", "a trace", text, inputs, engines, history, force, trace_written_by_us)
+
+
+def check_report_file(option: str, kind: str, text: str | None, inputs: Iterable[Path] = (),
+                      engines: Iterable[Path] = (), history: str | None = None, force: bool = False,
+                      written_by_us: Callable[[Path], bool] = lambda path: False) -> None:
+    """As `check_trace`, for any file a run writes beside its engines (`option` names it, `kind` says
+    what it is: "a trace", "a JUnit report"); `written_by_us(path)` tells a file of that kind trt-tui wrote."""
     if not text:
         return
     database = _history_of(history)
     path = Path(text)
     parent = path.parent if str(path.parent) else Path(".")
+    plural = kind.split(" ", 1)[1] + "s"
     if path.is_symlink():
-        raise OutputRefused(f"--trace {path}: is a symbolic link; trt-tui writes traces only to regular files")
+        raise OutputRefused(f"{option} {path}: is a symbolic link; trt-tui writes {plural} only to regular files")
     if path.is_dir():
-        raise OutputRefused(f"--trace {path}: is a directory")
+        raise OutputRefused(f"{option} {path}: is a directory")
     if not parent.is_dir():
-        raise OutputRefused(f"--trace {path}: directory {parent} does not exist")
+        raise OutputRefused(f"{option} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputRefused(f"--trace {path}: directory {parent} is not writable")
+        raise OutputRefused(f"{option} {path}: directory {parent} is not writable")
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        raise OutputRefused(f"--trace {path}: exists and is not a regular file; trt-tui writes only regular files")
+        raise OutputRefused(f"{option} {path}: exists and is not a regular file; trt-tui writes only regular files")
     for model in inputs:
         if is_same_file(path, model):
-            raise OutputRefused(f"--trace {path}: is an input of this run ({model}); choose another file")
+            raise OutputRefused(f"{option} {path}: is an input of this run ({model}); choose another file")
     for engine in engines:
         for output, what in ((engine, "the engine"), (sidecar_path(engine), "the build record")):
             if is_same_file(path, output):
-                raise OutputRefused(f"--trace {path}: is {what} {output} this run writes; choose another file")
+                raise OutputRefused(f"{option} {path}: is {what} {output} this run writes; choose another file")
     if _is_history(path, database):
-        raise OutputRefused(f"--trace {path}: is the build history {database}; choose another file")
-    if mode is not None and not force and not trace_written_by_us(path):
-        raise OutputRefused(f"--trace {path}: exists and is not a trace trt-tui wrote; use --force to replace it")
+        raise OutputRefused(f"{option} {path}: is the build history {database}; choose another file")
+    if mode is not None and not force and not written_by_us(path):
+        raise OutputRefused(f"{option} {path}: exists and is not {kind} trt-tui wrote; use --force to replace it")
