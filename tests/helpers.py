@@ -24,7 +24,18 @@ import pytest
 from onnx import helper, numpy_helper
 
 from trt_tui.core.build.driver import BuildSpec, Outcome
-from trt_tui.core.build.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
+from trt_tui.core.build.events import (
+    STATE_EVENTS,
+    BuildResult,
+    Event,
+    Finished,
+    PhaseStart,
+    Queued,
+    StackDump,
+    Stage,
+    State,
+    Vitals,
+)
 from trt_tui.core.build.memory_limit import own_cgroup
 from trt_tui.core.build.monitor import MonitorState
 from trt_tui.core.build.phases import PhaseTree, cancelled_detail
@@ -67,10 +78,10 @@ class Recorder:
             return list(self.events.get(job_id, []))
 
     def states(self, job: BuildJob) -> list[State]:
-        return [e.state for e in self.of(job.id) if type(e) is StateChanged]
+        return [e.state for e in self.of(job.id) if isinstance(e, STATE_EVENTS)]
 
     def arrival_of(self, job: BuildJob, state: State) -> float:
-        return next(t for t, e in self.arrivals[job.id] if type(e) is StateChanged and e.state is state)
+        return next(t for t, e in self.arrivals[job.id] if isinstance(e, STATE_EVENTS) and e.state is state)
 
     def tree(self, job: BuildJob) -> PhaseTree:
         tree = PhaseTree()
@@ -222,8 +233,11 @@ class ReplayExecutor(Executor):
         t0 = clock()
         state = MonitorState(job.id, job.sink, job.token, t0, clock=clock)
 
-        def change(new: State, **extra) -> None:
-            job.sink(StateChanged(job.id, clock() - t0, new, **extra))
+        def change(new: State) -> None:
+            job.sink(Stage(job.id, clock() - t0, new))
+
+        def end(result: BuildResult) -> None:
+            job.sink(Finished(job.id, clock() - t0, result))
 
         change(State.PARSING)
         change(State.BUILDING)
@@ -249,12 +263,12 @@ class ReplayExecutor(Executor):
                     where = state.cancelled_in or []
                     detail = cancelled_detail(where)
                     outcome = Outcome(State.CANCELLED, detail=detail, cancelled_in=where)
-                    change(outcome.state, detail=detail)
+                    end(BuildResult(outcome.state, detail=detail))
                     return outcome
             elif kind == "finish":
                 state.phase_finish(event[3])
         outcome = Outcome(State.SUCCEEDED, engine_bytes=self.engine_bytes, backend="replay")
-        change(State.SUCCEEDED, engine_bytes=self.engine_bytes)
+        end(BuildResult(State.SUCCEEDED, engine_bytes=self.engine_bytes))
         return outcome
 
 
@@ -459,10 +473,10 @@ def record(history: History, model: str | Path = "/models/mnist.onnx", **overrid
     return history.record(**fields)
 
 
-def queued(job: int, model: Path) -> StateChanged:
+def queued(job: int, model: Path) -> Queued:
     """The first event of a build of `model`: what the recorder learns what it records from."""
     spec = BuildSpec(model, model.with_suffix(".engine"))
-    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
+    return Queued(job, 0.0, spec.summary(), at=time.time())
 
 
 def tree_of(*events) -> PhaseTree:

@@ -20,29 +20,28 @@ from typing import TextIO
 from .core.build import protocol
 from .core.build.events import (
     Event,
-    Log,
-    PhaseFinish,
-    PhaseStart,
+    Finished,
+    Queued,
     Severity,
     StackDump,
     State,
-    StateChanged,
-    Step,
+    StateEvent,
     Vitals,
-    event_to_dict,
 )
 from .core.build.phases import Phase, PhaseTree
-from .core.build.tracker import BuildTracker, Trackers
+from .core.build.tracker import BuildTracker, Trackers, What
+from .core.build.wire import event_to_dict
 from .core.files.printable import escaped
 from .core.files.units import human_bytes, human_seconds, plural
 
 
-def state_line(model: str, event: StateChanged) -> str:
+def state_line(model: str, event: StateEvent) -> str:
+    """One line for a state: what it is, and what it says beyond its name."""
     text = f"[{model}] {event.state.value}"
-    if event.state is State.SUCCEEDED:
-        text += f": engine {human_bytes(event.engine_bytes)} in {human_seconds(event.t)}"
-        if event.peak_rss_bytes:
-            text += f", peak RSS {human_bytes(event.peak_rss_bytes)}"
+    if isinstance(event, Finished) and event.state is State.SUCCEEDED:
+        text += f": engine {human_bytes(event.result.engine_bytes)} in {human_seconds(event.t)}"
+        if event.result.peak_rss_bytes:
+            text += f", peak RSS {human_bytes(event.result.peak_rss_bytes)}"
     if event.error:
         text += f": {event.error}"
     if event.detail and event.detail.startswith(event.state.value):  # "cancelled in Building engine"
@@ -51,8 +50,8 @@ def state_line(model: str, event: StateChanged) -> str:
         text += f": {event.detail}"
     if event.reason and event.state is not State.SKIPPED:
         text += f" (why: {event.reason})"
-    if event.forecast is not None and event.forecast.get("peak_bytes"):
-        text += f" (forecast peak {event.forecast['text']})"
+    if isinstance(event, Queued) and event.forecast is not None and event.forecast.peak_bytes:
+        text += f" (forecast peak {event.forecast.text})"
     return text
 
 
@@ -118,37 +117,28 @@ def stack_lines(model: str, event: StackDump) -> list[str]:
 class PlainRenderer(_Renderer):
     """Vitals appear only when a build's verdict changes (stalled, stopped, working again)."""
 
-    def __init__(self, out: TextIO, min_log: Severity) -> None:
-        super().__init__(out, min_log)
-        self.verdicts: dict[int, str] = {}
-
     def handle(self, job: int, events: list[Event]) -> None:
         build = self.build(job)
         tree = build.tree
         lines = []
-        verdicts = self.verdicts
         for event in events:
-            phase = build.apply(event)
-            model = build.model
-            if type(event) is Vitals:
-                if verdicts.get(job, "working") != event.verdict:
-                    lines.append(vitals_line(model, event))
-                verdicts[job] = event.verdict
-                continue
-            if type(event) is StackDump:
-                lines.extend(stack_lines(model, event))
-                continue
-            if type(event) is PhaseStart and phase is not None:  # a start always makes its phase
+            change = build.apply(event)
+            model, phase, what = build.model, change.phase, change.what
+            if what is What.VERDICT and build.last_vitals is not None:
+                lines.append(vitals_line(model, build.last_vitals))
+            elif what is What.STACK and build.stack is not None:
+                lines.extend(stack_lines(model, build.stack))
+            elif what is What.PHASE_STARTED and phase is not None:
                 indent = "  " * (len(tree.path(phase)) - 1)
-                lines.append(f"[{model}] {indent}▶ {event.name} ({plural(event.num_steps, 'step')})")
-            elif type(event) is PhaseFinish and phase is not None:
+                lines.append(f"[{model}] {indent}▶ {phase.name} ({plural(phase.num_steps, 'step')})")
+            elif what is What.PHASE_FINISHED and phase is not None:
                 indent = "  " * (len(tree.path(phase)) - 1)
                 early = f", finished at step {phase.steps_done}/{phase.num_steps}" if phase.finished_early else ""
                 lines.append(f"[{model}] {indent}✓ {phase.name} {human_seconds(phase.elapsed(event.t))}{early}")
-            elif type(event) is Log and event.severity <= self.min_log:
-                lines.append(f"[{model}] {event.severity.label}: {event.message}")
-            elif type(event) is StateChanged:
-                lines.append(state_line(model, event))
+            elif change.log is not None and change.log.severity <= self.min_log:
+                lines.append(f"[{model}] {change.log.severity.label}: {change.log.message}")
+            elif change.state is not None:
+                lines.append(state_line(model, change.state))
         self._write([escaped(line) for line in lines])  # a file name must not forge lines or move the cursor
 
 
@@ -157,12 +147,13 @@ class JsonRenderer(_Renderer):
         build = self.build(job)
         lines = []
         for event in events:
-            phase = build.apply(event)
+            change = build.apply(event)
             data = event_to_dict(event)
             data["model"] = build.model
-            if type(event) in (Step, PhaseFinish) and phase is not None:
+            phase = change.phase
+            if change.what in (What.STEPPED, What.PHASE_FINISHED) and phase is not None:
                 data["name"] = phase.name
-            if type(event) is Step and phase is not None:
+            if change.what is What.STEPPED and phase is not None:
                 data["num_steps"] = phase.num_steps
             lines.append(protocol.encode(data))
         self._write(lines)
@@ -186,23 +177,23 @@ class TtyRenderer(_Renderer):
         build = self.build(job)
         above = []
         for event in events:
-            build.apply(event)
-            model = build.model
-            if type(event) is Log and event.severity <= self.min_log:
-                above.append(f"[{model}] {event.severity.label}: {event.message}")
-            elif type(event) is StackDump:
-                above.extend(stack_lines(model, event))
-            elif type(event) is StateChanged and event.state.final:
-                above.extend(self._summary(build, event))
-            elif type(event) is StateChanged and event.reason:
-                above.append(f"[{model}] building (why: {event.reason})")
-            elif type(event) is StateChanged and event.state is State.QUEUED and event.detail:
-                above.append(state_line(model, event))  # why it waits ("waiting: needs ~6.1 GiB, ...")
+            change = build.apply(event)
+            model, what = build.model, change.what
+            if change.log is not None and change.log.severity <= self.min_log:
+                above.append(f"[{model}] {change.log.severity.label}: {change.log.message}")
+            elif what is What.STACK and build.stack is not None:
+                above.extend(stack_lines(model, build.stack))
+            elif what is What.FINISHED and build.final is not None:
+                above.extend(self._summary(build, build.final))
+            elif what is What.STARTED and build.reason:
+                above.append(f"[{model}] building (why: {build.reason})")
+            elif what is What.WAITING and change.state is not None:
+                above.append(state_line(model, change.state))  # why it waits ("waiting: needs ~6.1 GiB, ...")
         now = time.monotonic()
         if above or now - self.last_draw >= self.min_interval:
             self._redraw([escaped(line) for line in above])
 
-    def _summary(self, build: BuildTracker, event: StateChanged) -> list[str]:
+    def _summary(self, build: BuildTracker, event: Finished) -> list[str]:
         lines = [state_line(build.model, event)]
         if event.state is State.SUCCEEDED:
             lines.extend(f"    {p.name}: {human_seconds(d)}" for d, p in slowest_leaves(build.tree))

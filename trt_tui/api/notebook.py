@@ -15,9 +15,8 @@ import html
 import sys
 import time
 
-from ..core.build.events import Event, Log, Severity, StateChanged, Vitals
-from ..core.build.phases import PhaseTree
-from ..core.build.tracker import Trackers
+from ..core.build.events import Event, Severity
+from ..core.build.tracker import BuildTracker, Trackers
 from ..core.files.units import human_bytes, human_seconds
 from ..headless import state_line
 
@@ -36,17 +35,20 @@ def in_notebook() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def render_html(model: str, state: str, tree: PhaseTree, elapsed: float, vitals: Vitals | None,
-                final: StateChanged | None, warnings: list[str]) -> str:
-    """The block's HTML: pure, so it is testable without a notebook."""
+def render_html(build: BuildTracker | None, elapsed: float, warnings: list[str]) -> str:
+    """The block's HTML (`build`: the build shown, None before its first event): pure, so it is
+    testable without a notebook."""
     esc = html.escape
     parts = ['<div class="trt-tui-observe" style="font-family: monospace; line-height: 1.4">']
-    if final is not None:
-        parts.append(f"<div><b>{esc(state_line(model, final))}</b></div>")
+    if build is not None and build.final is not None:
+        tree = build.tree
+        parts.append(f"<div><b>{esc(state_line(build.model, build.final))}</b></div>")
         slow = sorted(((p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None), key=lambda x: -x[0])
         parts.extend(f"<div>&nbsp;&nbsp;{esc(p.name)}: {esc(human_seconds(d))}</div>" for d, p in slow[:3])
-    else:
-        line = f"{model} · {state} · {tree.overall_fraction() * 100:3.0f}% · {human_seconds(elapsed)}"
+    elif build is not None:
+        tree = build.tree
+        line = f"{build.model} · {build.state.value} · {tree.overall_fraction() * 100:3.0f}% · {human_seconds(elapsed)}"
+        vitals = build.last_vitals
         if vitals is not None:
             line += (f" · {vitals.verdict} · CPU {vitals.cpu_percent:.0f}%"
                      f" · RSS {human_bytes(vitals.rss_bytes)}")
@@ -70,15 +72,11 @@ class NotebookDisplay:
 
         self._html = HTML
         self.builds = Trackers()
-        self.tree = PhaseTree()
-        self.vitals: Vitals | None = None
-        self.final: StateChanged | None = None
+        self.build: BuildTracker | None = None  # the build shown: the latest handled
         self.warnings: list[str] = []
-        self.model = ""
-        self.state = "building"
         self.started = time.monotonic()
         self.last_draw = 0.0
-        self.value = render_html("", self.state, self.tree, 0.0, None, None, [])
+        self.value = render_html(None, 0.0, [])
         self.handle_ = display(HTML(self.value), display_id=True)
 
     def note(self, job: int, events: list[Event]) -> None:
@@ -86,23 +84,14 @@ class NotebookDisplay:
         self.builds.fold(job, events)
 
     def handle(self, job: int, events: list[Event]) -> None:
-        build = self.builds.fold(job, ())
+        build = self.build = self.builds.fold(job, ())
         changed = False
         for event in events:
-            build.apply(event)
-            if type(event) is Vitals:
-                self.vitals = event
-            elif type(event) is Log:
-                if event.severity <= Severity.WARNING:
-                    self.warnings.append(f"{event.severity.label}: {event.message}")
-                    changed = True
-            elif type(event) is StateChanged:
-                self.state = event.state.value
-                if event.state.final:
-                    self.final = event
+            change = build.apply(event)
+            if change.log is not None and change.log.severity <= Severity.WARNING:
+                self.warnings.append(f"{change.log.severity.label}: {change.log.message}")
                 changed = True
-        self.model = build.model
-        self.tree = build.tree
+            changed = changed or change.state is not None
         if build.started_at is not None:  # the build's clock, on this process's monotonic clock
             self.started = build.started_at - (time.time() - time.monotonic())
         now = time.monotonic()
@@ -111,8 +100,7 @@ class NotebookDisplay:
 
     def _draw(self, now: float) -> None:
         self.last_draw = now
-        self.value = render_html(self.model, self.state, self.tree, now - self.started, self.vitals, self.final,
-                                 self.warnings)
+        self.value = render_html(self.build, now - self.started, self.warnings)
         try:
             self.handle_.update(self._html(self.value))
         except Exception:

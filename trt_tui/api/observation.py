@@ -35,7 +35,7 @@ from typing import Any, Literal, TextIO
 
 from ..core.build.chained_monitor import chained, chained_monitor
 from ..core.build.driver import BuildSpec, Outcome
-from ..core.build.events import Log, Severity, State, StateChanged
+from ..core.build.events import BuildResult, Finished, Queued, Severity, Stage, State
 from ..core.build.monitor import MonitorState, shared_logger
 from ..core.build.phases import PhaseTree, cancelled_detail
 from ..core.build.tracker import BuildTracker
@@ -117,14 +117,13 @@ class _ObservedExecutor(Executor):
             state = MonitorState(job.id, sink, job.token, t0)
             version = getattr(obs._trt, "__version__", None)
             backend = "tensorrt-rtx" if obs._trt.__name__.startswith("tensorrt_rtx") else "tensorrt"
-            sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
-                              backend=f"{backend} {version}" if version else backend))
+            sink(Stage(job.id, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
+                       backend=f"{backend} {version}" if version else backend))
             obs._attach(state)
             while not obs._done.wait(0.1):
                 pass
             outcome = obs._outcome(state, backend, version)
-            sink(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                              detail=outcome.detail, engine_bytes=outcome.engine_bytes))
+            sink(Finished(job.id, time.monotonic() - t0, outcome.result()))
             return outcome
         finally:
             if watch is not None:
@@ -147,13 +146,13 @@ class _Collector:
         if self.build is None:
             self.build = BuildTracker(job)
         for event in events:
-            self.build.apply(event)
-            if type(event) is Log:
-                self.log.append(f"{event.severity.label}: {event.message}")
+            line = self.build.apply(event).log
+            if line is not None:
+                self.log.append(f"{line.severity.label}: {line.message}")
 
     @property
-    def final(self) -> StateChanged | None:
-        return self.build.final if self.build is not None else None
+    def final(self) -> BuildResult | None:
+        return self.build.result if self.build is not None else None
 
     @property
     def tree(self) -> PhaseTree:
@@ -225,7 +224,7 @@ class Observation:
 
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
-        if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+        if not self._json and events and isinstance(events[0], Queued):
             self._renderer.note(job, events[:1])  # what the build is, said without a line
             events = events[1:]
         self._renderer.handle(job, events)

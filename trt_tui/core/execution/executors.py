@@ -316,10 +316,11 @@ class _ChildFollower(Follower):
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
-        last = self.last_state
-        if last is None or not last.state.final:
+        last = self.reported_end
+        if last is None:
             return None
-        return Outcome(last.state, error=last.error, detail=last.detail, engine_bytes=last.engine_bytes)
+        return Outcome(last.state, error=last.result.error, detail=last.result.detail,
+                       engine_bytes=last.result.engine_bytes)
 
     def failure(self, exitcode) -> str:
         """How a child that ended without an outcome ended (its exit code), in the user's words."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..build import engine_file
 from ..build.driver import BuildError, Outcome, run_build
-from ..build.events import State, StateChanged
+from ..build.events import Stage, State
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
 from .follower import Follower
 from .follower import finish as _finish
@@ -245,7 +245,7 @@ class RayExecutor(TransportExecutor):
         spec = job.spec
         if not engine:
             return Outcome(State.FAILED, error=f"{spec.model}: the Ray task returned no engine")
-        job.sink(StateChanged(job.id, follower.now(), State.WRITING))
+        job.sink(Stage(job.id, follower.now(), State.WRITING))
         try:  # with its sidecar, as a local build installs it; the digest is of the bytes that came back
             size, digest = engine_file.install(engine, spec.output,
                                                lambda: outcome.engine_sha256 or hashlib.sha256(engine).hexdigest())

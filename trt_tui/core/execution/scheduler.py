@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..build.driver import BuildSpec, Outcome
-from ..build.events import Event, State, StateChanged
+from ..build.events import BuildResult, Event, Finished, State
 from ..cache.engine_cache import EngineCache
 from ..observe.vitals import dump_stack
 from .executor import Executor
@@ -199,7 +199,7 @@ class Scheduler:
             outcome = relay(job)
         except Exception as exc:  # the relays never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
-            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+            job.sink(Finished(job.id, 0.0, outcome.result()))
         job.end(outcome)
         job.finished = time.monotonic()
         self._wake.set()
@@ -368,12 +368,12 @@ class Scheduler:
                 assert decision is not None  # only a cache's decision skips a build
                 built_by = decision.fingerprint  # the engine kept: the backend that built it
                 backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
-                job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
-                                      engine_bytes=outcome.engine_bytes, reason=decision.reason,
-                                      backend=backend or None))
+                job.sink(Finished(job.id, 0.0, BuildResult(outcome.state, detail=outcome.detail,
+                                                           engine_bytes=outcome.engine_bytes, backend=backend or None),
+                                  reason=decision.reason))
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
-            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+            job.sink(Finished(job.id, 0.0, outcome.result()))
         job.end(outcome)
         job.finished = time.monotonic()
         with self._lock:
