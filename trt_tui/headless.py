@@ -1,19 +1,16 @@
-"""The headless front end: the same build events, rendered for a terminal, a log file or a program.
-
-Three renderers share one interface, `handle(job, events)` (a build's id and its new events), called on
-the scheduler's pump thread; each folds a build's events with `tracker` and reads it from there:
-- `TtyRenderer`: nested progress bars, one line per active phase under its parent, redrawn in place
-  with ANSI escapes; log lines are printed above the live block, so they interleave cleanly. Every line
-  is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
-- `PlainRenderer`: one line per phase start and finish and per state change (CI logs, pipes).
-- `JsonRenderer`: one JSON object per event per line.
+"""The headless front end's built-in formats (`formats`): the same build events, rendered for a
+terminal, a log file or a program. Each is a `formats.renderer.Renderer`, its `handle` called on the
+scheduler's pump thread; each folds a build's events with `tracker` and reads it from there:
+- `TtyRenderer` (`tty`): nested progress bars, one line per active phase under its parent, redrawn in
+  place with ANSI escapes; log lines are printed above the live block, so they interleave cleanly.
+  Every line is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
+- `PlainRenderer` (`lines`): one line per phase start and finish and per state change (CI logs, pipes).
+- `JsonRenderer` (`json`): one JSON object per event per line (protocol version 1).
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
-import threading
+import codecs
 import time
 from typing import TextIO
 
@@ -29,10 +26,11 @@ from .core.build.events import (
     Vitals,
 )
 from .core.build.phases import Phase, PhaseTree
-from .core.build.tracker import BuildTracker, Trackers, What
+from .core.build.tracker import BuildTracker, What
 from .core.build.wire import event_to_dict
 from .core.files.printable import escaped
 from .core.files.units import human_bytes, human_seconds, plural
+from .formats.renderer import Renderer
 
 
 def state_line(model: str, event: StateEvent) -> str:
@@ -55,53 +53,11 @@ def state_line(model: str, event: StateEvent) -> str:
     return text
 
 
-class _Renderer:
-    def __init__(self, out: TextIO, min_log: Severity) -> None:
-        self.out = out
-        self.min_log = min_log
-        self.builds = Trackers()
-        self.lock = threading.Lock()
-
-    def build(self, job: int) -> BuildTracker:
-        """The build's tracker, made at its first event; events are folded in by the renderer, one by
-        one, as it writes them."""
-        return self.builds.fold(job, ())
-
-    def note(self, job: int, events: list[Event]) -> None:
-        """Fold events in without showing them (what a build is, where its queued state is not shown)."""
-        self.builds.fold(job, events)
-
-    def _write(self, lines: list[str]) -> None:
-        if lines:
-            with self.lock:
-                self.out.write("\n".join(lines) + "\n")
-                self.out.flush()
-
-    def message(self, text: str) -> None:
-        """A line from the CLI itself (cancelling…, errors), printed in order with build output."""
-        self._write([text])
-
-    def handle(self, job: int, events: list[Event]) -> None:
-        """Show a batch of one build's events: each renderer its own way (a scheduler subscriber)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-
 def slowest_leaves(tree: PhaseTree, count: int = 3) -> list[tuple[float, Phase]]:
     """The finished phases with no phases inside them that took longest: where the time went (a
     parent's time is its children's, so "Building engine" would always head the list)."""
     leaves = [(p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None and not p.children]
     return sorted(leaves, key=lambda pair: -pair[0])[:count]
-
-
-def totals_line(states: list[State], unreadable: int, seconds: float) -> str:
-    """`3 built, 0 failed in 52.0s`; skipped (current) and cancelled builds are counted too where there
-    are any: `0 built, 0 failed, 1 skipped in 0.1s`."""
-    parts = [f"{states.count(State.SUCCEEDED)} built", f"{states.count(State.FAILED) + unreadable} failed"]
-    parts += [f"{states.count(state)} {state.value}" for state in (State.SKIPPED, State.CANCELLED) if state in states]
-    return ", ".join(parts) + f" in {human_seconds(seconds)}"
 
 
 def vitals_line(model: str, event: Vitals) -> str:
@@ -114,8 +70,11 @@ def stack_lines(model: str, event: StackDump) -> list[str]:
             *(f"    {line}" for line in event.text.splitlines())]
 
 
-class PlainRenderer(_Renderer):
+class PlainRenderer(Renderer):
     """Vitals appear only when a build's verdict changes (stalled, stopped, working again)."""
+
+    name = "lines"
+    help = "one line per phase and state change (logs, pipes)"
 
     def handle(self, job: int, events: list[Event]) -> None:
         build = self.build(job)
@@ -142,7 +101,15 @@ class PlainRenderer(_Renderer):
         self._write([escaped(line) for line in lines])  # a file name must not forge lines or move the cursor
 
 
-class JsonRenderer(_Renderer):
+class JsonRenderer(Renderer):
+    name = "json"
+    help = "one JSON object per event per line (protocol version 1)"
+    every_event = True
+
+    def __init__(self, out: TextIO, min_log: Severity) -> None:
+        super().__init__(out, min_log)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")  # output pieces may split a character
+
     def handle(self, job: int, events: list[Event]) -> None:
         build = self.build(job)
         lines = []
@@ -161,9 +128,35 @@ class JsonRenderer(_Renderer):
     def message(self, text: str) -> None:
         self._write([protocol.encode({"event": "message", "message": text})])
 
+    def failed(self, build: BuildTracker) -> None:
+        pass  # its final state says so
 
-class TtyRenderer(_Renderer):
+    def totals(self, states: list[State], unreadable: int, seconds: float) -> None:
+        pass  # every build's final state is there to count
+
+    def output(self, stream: str, pieces: list[bytes], t: float) -> None:
+        """The program's stdout as `output` records (its stderr stays its own); a piece that does not end
+        its line is `partial`, the next one goes on with it."""
+        if stream != "stdout":
+            super().output(stream, pieces, t)
+            return
+        lines = []
+        for piece in pieces:
+            record = {"event": "output", "stream": stream, "t": round(t, 6), "line": self._decode(piece)}
+            if not piece.endswith(b"\n"):
+                record["partial"] = True
+            lines.append(protocol.encode(record))
+        self._write(lines)
+
+    def _decode(self, piece: bytes) -> str:
+        return self._decoder.decode(piece).rstrip("\r\n")
+
+
+class TtyRenderer(Renderer):
     """Redraws a live block of lines at the bottom of the terminal at most `fps` times a second."""
+
+    name = "tty"
+    help = "progress bars redrawn in place (a terminal)"
 
     BAR = 20
 
@@ -200,9 +193,13 @@ class TtyRenderer(_Renderer):
         return lines
 
     def _width(self) -> int:
+        import shutil  # here: a command lists this format (`--format`) without drawing it
+
         return max(20, shutil.get_terminal_size((80, 24)).columns)
 
     def _height(self) -> int:
+        import shutil
+
         return max(2, shutil.get_terminal_size((80, 24)).lines)
 
     def _block(self, width: int) -> list[str]:
@@ -251,15 +248,9 @@ class TtyRenderer(_Renderer):
     def message(self, text: str) -> None:
         self._redraw([text])
 
+    def output(self, stream: str, pieces: list[bytes], t: float) -> None:
+        for piece in pieces:  # above the live block, which a raw write would break
+            self.message(piece.decode("utf-8", "replace").rstrip("\r\n"))
+
     def close(self) -> None:
         self._redraw([])
-
-
-def make_renderer(mode: str, out: TextIO | None = None, verbose: bool = False) -> _Renderer:
-    """`mode`: "json", "plain", "tty", or "auto" (tty when `out` is a terminal)."""
-    out = out or sys.stdout
-    min_log = Severity.VERBOSE if verbose else Severity.WARNING
-    if mode == "auto":
-        mode = "tty" if out.isatty() else "plain"
-    cls = {"json": JsonRenderer, "plain": PlainRenderer, "tty": TtyRenderer}[mode]
-    return cls(out, min_log)

@@ -213,7 +213,7 @@ EVENT_CONSUMERS = sorted([
     PACKAGE / "headless.py", PACKAGE / "cli" / "commands" / "run.py", PACKAGE / "cli" / "commands" / "build.py",
     PACKAGE / "api" / "notebook.py", PACKAGE / "core" / "history" / "recorder.py",
     PACKAGE / "core" / "observe" / "trace.py", PACKAGE / "core" / "build" / "tracker.py",
-    *(PACKAGE / "ui").rglob("*.py"),
+    *(PACKAGE / "ui").rglob("*.py"), *(PACKAGE / "formats").rglob("*.py"),
 ])
 # What only a job has: its outcome and cancel flag, its times on the scheduler's clock, its spec.
 JOB_ATTRIBUTES = {"outcome", "token", "submitted", "started", "finished", "spec", "state", "final", "fingerprint",

@@ -74,10 +74,10 @@ def test_vitals_and_stack_events_round_trip_as_json() -> None:
 def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
     import io
 
-    from trt_tui.headless import make_renderer
+    from trt_tui.formats.registry import make_renderer
 
     out = io.StringIO()
-    renderer = make_renderer("plain", out)
+    renderer = make_renderer("lines", out)
     spec = BuildSpec(Path("m.onnx"), Path("m.engine")).summary()
     renderer.handle(1, [Queued(1, 0.0, spec)])
     out.seek(0)

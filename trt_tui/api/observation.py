@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from ..core.build.chained_monitor import chained, chained_monitor
 from ..core.build.driver import BuildSpec, Outcome
@@ -40,11 +40,13 @@ from ..core.build.monitor import MonitorState, shared_logger
 from ..core.build.phases import PhaseTree, cancelled_detail
 from ..core.build.tracker import BuildTracker
 from ..core.execution.executor import Executor
+from ..formats.registry import make_renderer
+from ..formats.renderer import Renderer
 from ..run.collector.publisher import Publisher
 from ..run.hook import reports
 from .builds import forget, report_to
 
-Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
+Display = str  # an output format's name (`formats.registry`: "tty", "lines", "json", "notebook"...), "auto" or "none"
 READY_TIMEOUT = 30.0
 END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered (and recorded)  # seconds the observation waits for its job to start (a fresh thread: at once)
 
@@ -192,7 +194,6 @@ class Observation:
         self._monitor.observation = self
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
-        self._json = display == "json"
         self._start(history)
 
     # -- start and end ---------------------------------------------------------------------------
@@ -224,7 +225,9 @@ class Observation:
 
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
-        if not self._json and events and isinstance(events[0], Queued):
+        if self._renderer is None:
+            return
+        if not self._renderer.every_event and events and isinstance(events[0], Queued):
             self._renderer.note(job, events[:1])  # what the build is, said without a line
             events = events[1:]
         self._renderer.handle(job, events)
@@ -386,16 +389,19 @@ def _restorable(handler):
     return signal.SIG_DFL if handler is None else handler
 
 
-def _make_display(display: Display, out: TextIO | None, verbose: bool):
+def _make_display(display: str, out: TextIO | None, verbose: bool) -> Renderer | None:
+    """The output format called `display` (`formats.registry`), on `out` (default stderr); "auto" is
+    the notebook's display in a notebook; "none", none."""
     if display == "none":
         return None
-    from .notebook import NotebookDisplay, in_notebook
+    from .notebook import in_notebook
 
-    if display == "notebook" or (display == "auto" and out is None and in_notebook()):
-        return NotebookDisplay()
-    from ..headless import make_renderer
-
-    return make_renderer("auto" if display == "auto" else display, out or sys.stderr, verbose)
+    if display == "auto" and out is None and in_notebook():
+        display = "notebook"
+    try:
+        return make_renderer(display, out or sys.stderr, verbose)
+    except ValueError as exc:
+        raise ValueError(f"trt_tui.observe: display={display!r}: {exc}") from None
 
 
 def observe(config, *, display: Display = "auto", out: TextIO | None = None, name: str | None = None,
@@ -405,7 +411,8 @@ def observe(config, *, display: Display = "auto", out: TextIO | None = None, nam
     call before it (it ends when `build_serialized_network` returns, or at `close()`).
 
     display: "auto" (a widget in Jupyter, bars redrawn in place on a terminal, plain lines otherwise),
-        "tty", "plain", "json" (one event per line, protocol version 1), "notebook", or "none".
+        or any output format by name: "tty", "lines" (or "plain"), "json" (one event per line, protocol
+        version 1), "notebook", one an installed package adds; or "none".
     out: where the lines go (default stderr). name: the build's name (default the script's).
     history: record it in `trt-tui history` (True), in the history file at this path, or not (False).
     verbose: TensorRT's verbose log too. vitals: sample this process (working/stalled, peak memory).

@@ -60,6 +60,30 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                         " its GPU, e.g. 0,1 (default: every GPU; TensorRT-RTX builds use none)")
 
 
+def format_name(text: str) -> str:
+    """An output format's name, trt-tui's own or one an installed package adds (`formats.registry`)."""
+    from ..formats.registry import format_class
+
+    if text != "auto":
+        try:
+            format_class(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_format_option(p: argparse.ArgumentParser) -> None:
+    """`--format`, the one option that says how the builds are shown, as every output format declares
+    itself (`formats.registry`); `--json` stays as its alias."""
+    from ..formats.registry import command_line_formats, formats
+
+    described = "; ".join(f"{name}: {formats()[name].help}" for name in command_line_formats())
+    p.add_argument("--format", type=format_name, default=None, metavar="NAME",
+                   help=f"how the builds are shown (default auto: tty on a terminal, else lines). {described};"
+                        " or one an installed package adds")
+    p.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
+
+
 def add_vitals_options(p: argparse.ArgumentParser) -> None:
     from ..core.observe.vitals import DEFAULT_INTERVAL, DEFAULT_STALL_AFTER
 

@@ -7,7 +7,7 @@ import sys
 import time
 
 from ..errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from ..options import add_build_options
+from ..options import add_build_options, add_format_option
 
 HELP = "build engines headless"
 
@@ -20,7 +20,7 @@ HEADLESS_PUMP = 0.1
 def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("models", nargs="+", help="ONNX files")
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
-    b.add_argument("--json", action="store_true", help="one JSON object per event per line")
+    add_format_option(b)
     add_build_options(b)
 
 
@@ -51,7 +51,7 @@ def _build_models(args, settings, executor) -> int:
     from ...core.build.events import State
     from ...core.files.output_paths import check_engines, check_trace
     from ...core.files.printable import escaped
-    from ...headless import make_renderer, totals_line
+    from ...formats.registry import make_renderer
     from ..checks import check_model_readable, check_outputs, outputs_for, unique_models
     from ..options import build_options
     from ..signals import Stopper, abandon
@@ -66,7 +66,7 @@ def _build_models(args, settings, executor) -> int:
         check_engines(outputs, args.history)
         check_outputs(models, outputs, args.force)
         check_trace(args.trace, models, outputs, args.history, args.force)
-        renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+        renderer = make_renderer(args.format, sys.stdout, args.verbose)
         for err in unreadable.values():
             print(f"trt-tui: {escaped(err)}", file=sys.stderr)
         session = settings.open(executor, HEADLESS_PUMP)
@@ -97,11 +97,10 @@ def _build_models(args, settings, executor) -> int:
     builds = [renderer.build(job.id) for job in jobs]  # as their events said
     states = [build.state for build in builds]
     for build in builds:
-        if build.state is State.FAILED and build.error is not None and not args.json:
-            print(f"trt-tui: {escaped(build.error)}", file=sys.stderr)
+        if build.state is State.FAILED and build.error is not None:
+            renderer.failed(build)
     cancelled = [build.model for build in builds if build.state is State.CANCELLED]
-    if not args.json:
-        renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
+    renderer.totals(states, len(unreadable), time.monotonic() - started)
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "
               + (f"cancelled {escaped(', '.join(cancelled))}" if cancelled else "no build was running"), file=sys.stderr)
