@@ -30,9 +30,8 @@ def run(args) -> int:
 
     settings = session_settings(args)
     executor = settings.prewarmed_executor(len(args.models))
-    if executor is not None:
-        executor.release_on_close = False  # this process exits once the builds are done
-    if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
+    executor.release_on_close = False  # this process exits once the builds are done
+    if executor.own_process or (args.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)
     else:
         from ...core.build import native_log
@@ -41,7 +40,7 @@ def run(args) -> int:
         # renderer writes to a copy of it: TensorRT's own logger may use it, filtering lines in C++.
         with native_log.dedicated_stdout():
             code = _build_models(args, settings, executor)
-    if args.executor != "ray":  # everything it wrote is closed; a local Ray's processes are not ours to drop
+    if not executor.outlives_exit:  # everything it wrote is closed; a local Ray's processes are not ours to drop
         may_exit_at_once()
     return code
 
@@ -71,8 +70,7 @@ def _build_models(args, settings, executor) -> int:
             print(f"trt-tui: {escaped(err)}", file=sys.stderr)
         session = settings.open(executor, HEADLESS_PUMP)
     except BaseException:
-        if executor is not None:
-            executor.close()
+        executor.close()
         raise
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)

@@ -20,7 +20,9 @@ Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`
 process behind. A Ray this process had already
 initialised is used as it is and left running.
 
-`ray` is imported only here, and only when an executor is made: it is an optional extra.
+`ray` is imported only here, and only when an executor connects: it is an optional extra. This module
+is imported to list its options (`executor_registry`), so the task's and the host's modules load when
+the executor connects too.
 """
 
 from __future__ import annotations
@@ -29,18 +31,21 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..build import engine_file
 from ..build.driver import BuildError, Outcome, run_build
 from ..build.events import Stage, State
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
+from .executor import ExecutorOption, ExecutorSettings
 from .follower import Follower
 from .follower import finish as _finish
-from .ray_host import RayHost
-from .ray_task import EventRelay, build_task, shipment_of
 from .transport import Ended, RunningBuild, TransportExecutor
+
+if TYPE_CHECKING:
+    from .ray_host import RayHost
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
@@ -103,7 +108,31 @@ def parse_resource(text: str) -> tuple[str, float]:
 
 class RayExecutor(TransportExecutor):
     name = "ray"
+    help = "as a Ray task, on this machine or a cluster (pip install 'trt-tui[ray]')"
+    options = (
+        ExecutorOption("ray-address", "Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)",
+                       metavar="ADDR"),
+        ExecutorOption("ray-gpu", "each build asks for one GPU of this Ray accelerator type", metavar="TYPE"),
+        ExecutorOption("ray-resource", "each build asks for this custom Ray resource, e.g. sm_89 (repeatable)",
+                       metavar="NAME[=N]", repeatable=True),
+    )
+    own_process = True  # a Ray worker's, on whichever node Ray places it
+    outlives_exit = True  # a local Ray it started is shut down by Ray's own exit hook
     STOPPED = "the Ray task was cancelled with force=True"
+
+    @classmethod
+    def configure(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        if not ray_available():
+            raise RuntimeError(RAY_MISSING)
+        resources = dict(parse_resource(text) for text in given.get("ray_resource") or [])
+        return {"address": given.get("ray_address"),
+                "resources": RayResources(gpu_type=given.get("ray_gpu"), resources=resources)}
+
+    @classmethod
+    def create(cls, settings: ExecutorSettings) -> RayExecutor:
+        """A local Ray gets as many CPUs as builds may run at once."""
+        return cls(settings.options.get("address"), cancel_grace=settings.cancel_grace,
+                   resources=settings.options.get("resources"), local_cpus=settings.jobs, vitals=settings.vitals)
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
                  resources: RayResources | None = None, local_cpus: int | None = None,
@@ -130,6 +159,9 @@ class RayExecutor(TransportExecutor):
     def _connect(self) -> None:
         """Connect on the first build (a run whose engines are all current never starts Ray)."""
         import ray
+
+        from .ray_host import RayHost
+        from .ray_task import EventRelay, build_task
 
         with self._lock:
             if self._ready:
@@ -196,6 +228,8 @@ class RayExecutor(TransportExecutor):
 
     def _run_task(self, job: BuildJob, task: RunningBuild) -> Outcome:
         import ray
+
+        from .ray_task import shipment_of
 
         spec = job.spec
         try:
