@@ -75,3 +75,20 @@ def test_a_package_adds_a_format_through_its_entry_point(cli_env, trt_tui_comman
     assert result.returncode == EXIT_OK, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "tally: 1 build(s), succeeded" and lines[1].startswith("1 built, 0 failed in "), lines
+
+
+def test_format_csv_is_one_row_per_build(cli_env, trt_tui_command, sample_dir, unsupported_op_model, tmp_path) -> None:
+    """A CI job collecting its builds' figures reads one table from stdout: a row per build as it ends."""
+    import csv
+
+    good = sample_dir / "mnist.onnx"
+    result = run_command(trt_tui_command, cli_env, "build", good, unsupported_op_model, "-o", tmp_path,
+                         "--format", "csv")
+    assert result.returncode == 1, result.stderr  # one failed
+    rows = {row["model"]: row for row in csv.DictReader(result.stdout.splitlines())}
+    assert set(rows) == {str(good), str(unsupported_op_model)}
+    built, failed = rows[str(good)], rows[str(unsupported_op_model)]
+    assert built["state"] == "succeeded" and int(built["engine_bytes"]) == (tmp_path / "mnist.engine").stat().st_size
+    assert float(built["seconds"]) > 0 and built["backend"].startswith("tensorrt-rtx ") and built["why"]
+    assert int(built["peak_rss_bytes"]) > 0 and float(built["cpu_seconds"]) > 0 and built["error"] == ""
+    assert failed["state"] == "failed" and "FooBarOp" in failed["error"] and failed["engine_bytes"] == ""
