@@ -61,7 +61,7 @@ def format_class(name: str) -> type[Renderer]:
     found = formats().get(name) or installed_formats().get(name)
     if found is None:
         names = [*formats(), *installed_formats()]
-        raise ValueError(f"unknown format {name!r} (choose from auto, {', '.join(names)})")
+        raise ValueError(f"must be one of auto, {', '.join(names)}, not {name!r}")
     return found
 
 

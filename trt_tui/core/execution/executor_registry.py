@@ -65,7 +65,7 @@ def executor_class(name: str | None) -> type[Executor]:
     name = name or DEFAULT_EXECUTOR
     found = built_in_executors().get(name) or installed_executors().get(name)
     if found is None:
-        raise ValueError(f"unknown executor {name!r} (choose from {', '.join(executor_names())})")
+        raise ValueError(f"must be one of {', '.join(executor_names())}, not {name!r}")
     return found
 
 
