@@ -72,12 +72,12 @@ class BuildJob:
             if self.reported_end is None:
                 self.reported_end = event  # said by `end`, with the outcome
             return
-        elif isinstance(event, Stage):
+        elif isinstance(event, (Stage, Started)):  # (a build relayed from another trt-tui says Started)
             self.state = event.state
             if not self._said_start:
                 self._said_start = True
-                self.buffer.push(Started.of(event, self.reason, self._clock_origin() + event.t))
-                return
+                if isinstance(event, Stage):
+                    event = Started.of(event, self.reason, self._clock_origin() + event.t)
         self.buffer.push(event)
 
     def _clock_origin(self) -> float:
