@@ -88,7 +88,7 @@ async def _measure_steady(directory: Path, names: list[str], reps: int, window: 
 
 
 async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
-    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.build.events import Finished
     from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.widgets.messages import BuildEvents
@@ -99,7 +99,7 @@ async def _measure(directory: Path, names: list[str], reps: int) -> list[dict]:
     def hook(message) -> None:
         if isinstance(message, BuildEvents):
             for event in message.events:
-                if type(event) is StateChanged and event.state.final:
+                if type(event) is Finished:
                     final_at[message.job] = time.perf_counter()
                     arrived.set()
 

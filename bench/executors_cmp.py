@@ -25,7 +25,7 @@ from synth import T0_PREFIX, SyntheticExecutor, patched_child
 
 def startup(work: Workdir, reps: int, log=print) -> dict:
     from trt_tui.core.build.driver import BuildSpec
-    from trt_tui.core.build.events import State, StateChanged
+    from trt_tui.core.build.events import STATE_EVENTS, State
     from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
     from trt_tui.core.execution.scheduler import Scheduler
 
@@ -52,7 +52,7 @@ def startup(work: Workdir, reps: int, log=print) -> dict:
             scheduler.shutdown()
         if rep == 0:
             continue  # warm-up
-        stamps = {e.state: t for t, e in executor.events[job.id] if type(e) is StateChanged}
+        stamps = {e.state: t for t, e in executor.events[job.id] if isinstance(e, STATE_EVENTS)}
         rows[name]["parsing"].append(stamps[State.PARSING] - job.submitted)
         rows[name]["building"].append(stamps[State.BUILDING] - job.submitted)
         rows[name]["final"].append(job.finished - job.submitted)

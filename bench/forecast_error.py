@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from trt_tui.core.build.driver import BuildSpec
-    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.build.events import Finished
     from trt_tui.core.execution.session import make_session
     from trt_tui.core.history.forecast import fit
 
@@ -78,7 +78,7 @@ def main() -> None:
 
     def record(job, events) -> None:
         for event in events:
-            if type(event) is StateChanged and event.state.final:
+            if type(event) is Finished:
                 peaks[job] = event.peak_rss_bytes
                 errors[job] = event.error
 

@@ -107,7 +107,7 @@ def build_core(model: Path, output: Path, devnull, executor: str = "thread") -> 
     from trt_tui.core.build.events import Severity, State
     from trt_tui.core.execution.executors import ThreadExecutor
     from trt_tui.core.execution.scheduler import Scheduler
-    from trt_tui.headless import PlainRenderer
+    from trt_tui.formats.headless import PlainRenderer
 
     if executor == "thread":
         chosen = ThreadExecutor()
@@ -133,7 +133,7 @@ def build_session_tty(model: Path, output: Path, devnull, history: Path) -> floa
     from trt_tui.core.build.driver import BuildSpec
     from trt_tui.core.build.events import Severity, State
     from trt_tui.core.execution.session import make_session
-    from trt_tui.headless import TtyRenderer
+    from trt_tui.formats.headless import TtyRenderer
 
     session = make_session(1, "thread", history=str(history), cache=False)
     renderer = TtyRenderer(devnull, Severity.WARNING)
@@ -154,7 +154,7 @@ def build_session_tty(model: Path, output: Path, devnull, history: Path) -> floa
 async def _app_builds(directory: Path, models: list[str], history: Path, executor: str = "thread") -> dict[str, float]:
     """One app, headless; for each model: highlight it, press Enter, time until the final state
     reaches the app's message loop."""
-    from trt_tui.core.build.events import StateChanged
+    from trt_tui.core.build.events import Finished
     from trt_tui.core.execution.session_settings import SessionSettings
     from trt_tui.ui.app import AppConfig, TrtTuiApp
     from trt_tui.ui.widgets.messages import BuildEvents
@@ -165,7 +165,7 @@ async def _app_builds(directory: Path, models: list[str], history: Path, executo
     def hook(message) -> None:
         if isinstance(message, BuildEvents):
             for event in message.events:
-                if type(event) is StateChanged and event.state.final:
+                if type(event) is Finished:
                     final_at[message.job] = time.perf_counter()
                     arrived.set()
 

@@ -67,7 +67,7 @@ def start_ray() -> dict:
 
 def wall(models: Path, reps: int) -> dict:
     from trt_tui.core.build.driver import BuildSpec
-    from trt_tui.core.build.events import State, StateChanged, Vitals
+    from trt_tui.core.build.events import STATE_EVENTS, State, Vitals
     from trt_tui.core.execution.executors import ProcessExecutor
     from trt_tui.core.execution.ray_executor import RayExecutor
     from trt_tui.core.execution.scheduler import Scheduler
@@ -90,7 +90,7 @@ def wall(models: Path, reps: int) -> dict:
                 def stamp(job, events, stamps=stamps):
                     now = time.monotonic()
                     for e in events:
-                        if type(e) is StateChanged:
+                        if isinstance(e, STATE_EVENTS):
                             stamps.setdefault(e.state, now)
                             if e.state.final:
                                 stamps["peak_rss_mib"] = (e.peak_rss_bytes or 0) / 2**20

@@ -84,16 +84,16 @@ def synthetic_build(threads: int, duration: float, rate: float | None, job: int,
     drive instead of TensorRT, reported through the real `MonitorState` into `sink`. The record
     (callbacks, wall, times) comes back as the outcome's `detail`, as JSON."""
     from trt_tui.core.build.driver import Outcome
-    from trt_tui.core.build.events import Log, Severity, State, StateChanged
+    from trt_tui.core.build.events import BuildResult, Finished, Log, Severity, Stage, State
     from trt_tui.core.build.monitor import MonitorState
 
     state = MonitorState(job, sink, cancel, t0)
     sink(Log(job, 0.0, Severity.WARNING, f"{T0_PREFIX}{state.t0!r}"))
-    sink(StateChanged(job, 0.0, State.PARSING))
-    sink(StateChanged(job, 0.0, State.BUILDING))
+    sink(Stage(job, 0.0, State.PARSING))
+    sink(Stage(job, 0.0, State.BUILDING))
     record: dict = {"t0": state.t0, "threads": threads}
     drive(state, threads, duration, record, rate)
-    sink(StateChanged(job, time.monotonic() - state.t0, State.SUCCEEDED, engine_bytes=0))
+    sink(Finished(job, time.monotonic() - state.t0, BuildResult(State.SUCCEEDED, engine_bytes=0)))
     return Outcome(State.SUCCEEDED, engine_bytes=0, detail=json.dumps(record), backend="synthetic")
 
 

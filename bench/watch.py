@@ -61,7 +61,7 @@ def write(path: Path, data: bytes, how: str) -> float:
 
 def in_process(work: Workdir, reps: int, log=print) -> list[dict]:
     from trt_tui.core.build.driver import BuildSpec, default_output
-    from trt_tui.core.build.events import State, StateChanged
+    from trt_tui.core.build.events import STATE_EVENTS, State
     from trt_tui.core.execution.executors import ThreadExecutor
     from trt_tui.core.execution.rebuild import RebuildController
     from trt_tui.core.execution.scheduler import Scheduler
@@ -82,7 +82,7 @@ def in_process(work: Workdir, reps: int, log=print) -> list[dict]:
             original = job.sink
 
             def sink(event) -> None:
-                if type(event) is StateChanged and event.state is State.PARSING:
+                if isinstance(event, STATE_EVENTS) and event.state is State.PARSING:
                     parsing.setdefault(job.id, time.monotonic())
                 original(event)
 

@@ -12,7 +12,7 @@ import pytest
 from support.events import BUILD_TIMEOUT, Recorder
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import Finished, State
 from trt_tui.core.execution.scheduler import BuildJob, Scheduler
 
 SUCCESS_STATES = [State.QUEUED, State.PARSING, State.BUILDING, State.WRITING, State.SUCCEEDED]
@@ -63,7 +63,7 @@ def test_sample_builds_to_a_real_engine(mnist_and_resnet50, engine_checker, name
     assert job.outcome.engine_bytes == engine.stat().st_size
     assert recorder.states(job) == SUCCESS_STATES
     final = recorder.events[job.id][-1]
-    assert type(final) is StateChanged and final.engine_bytes == job.outcome.engine_bytes
+    assert type(final) is Finished and final.result.engine_bytes == job.outcome.engine_bytes
     assert job.outcome.backend == "tensorrt-rtx"
 
 

@@ -13,7 +13,7 @@ from support.models import edit_mnist
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import STATE_EVENTS, State
 from trt_tui.core.cache.engine_cache import ContentHasher, EngineCache, sidecar_path
 from trt_tui.core.execution.executors import ThreadExecutor
 from trt_tui.core.execution.scheduler import BuildJob, Scheduler
@@ -47,7 +47,7 @@ def build_gated(model: Path, output: Path, force: bool, on_building) -> BuildJob
     scheduler = Scheduler(executor=ThreadExecutor(vitals=None), cache=EngineCache(hasher))
 
     def watch(job, events) -> None:
-        if any(type(e) is StateChanged and e.state is State.BUILDING for e in events):
+        if any(isinstance(e, STATE_EVENTS) and e.state is State.BUILDING for e in events):
             on_building()
             hasher.gate.set()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec, Outcome
-from trt_tui.core.build.events import Log, Severity, State, StateChanged
+from trt_tui.core.build.events import BuildResult, Finished, Log, Severity, Stage, State, Waiting
 from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.execution.gpu_slots import VISIBLE, GpuListError, GpuSlots, parse_gpus
 from trt_tui.core.execution.scheduler import Scheduler
@@ -29,14 +29,14 @@ PINNED = "pinned to "
 def scripted_build(job, spec, sink, cancel, t0=0.0):
     """Stands in for `run_build` in the build process: says which GPUs CUDA would see there, then
     "builds" until `<output>.go` exists (or it is cancelled)."""
-    sink(StateChanged(job, 0.0, State.BUILDING))
+    sink(Stage(job, 0.0, State.BUILDING))
     sink(Log(job, 0.0, Severity.INFO, PINNED + os.environ.get(VISIBLE, "(every GPU)")
              + " order " + os.environ.get("CUDA_DEVICE_ORDER", "-")))
     go = Path(str(spec.output) + ".go")
     while not go.exists() and not cancel.is_set():
         time.sleep(0.02)
     state = State.CANCELLED if cancel.is_set() else State.SUCCEEDED
-    sink(StateChanged(job, 0.0, state))
+    sink(Finished(job, 0.0, BuildResult(state)))
     return Outcome(state)
 
 
@@ -52,7 +52,7 @@ class Recorder:
         self.events.setdefault(job_id, []).extend(events)
 
     def details(self, job_id: int) -> list[str]:
-        return [e.detail for e in self.events.get(job_id, []) if type(e) is StateChanged and e.detail]
+        return [e.why for e in self.events.get(job_id, []) if type(e) is Waiting]
 
     def pinned(self, job_id: int) -> str | None:
         return next((e.message[len(PINNED):] for e in self.events.get(job_id, [])

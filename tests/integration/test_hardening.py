@@ -20,7 +20,7 @@ from support.commands import one_error
 
 from trt_tui.core.build import sidecar
 from trt_tui.core.build.driver import BuildSpec, run_build
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import STATE_EVENTS, State
 from trt_tui.core.build.monitor import CancelToken
 from trt_tui.core.execution.executors import ThreadExecutor
 from trt_tui.core.execution.scheduler import Scheduler
@@ -153,14 +153,14 @@ def test_a_cancel_while_the_engine_is_written_leaves_nothing(sample_dir, tmp_pat
 
     def sink(event) -> None:
         seen.append(event)
-        if type(event) is StateChanged and event.state is State.WRITING:
+        if isinstance(event, STATE_EVENTS) and event.state is State.WRITING:
             token.cancel()  # as Ctrl-C lands while the bytes go to disk
 
     engine = tmp_path / "mnist.engine"
     outcome = run_build(1, BuildSpec(sample_dir / "mnist.onnx", engine), sink, token)
     assert outcome.state is State.CANCELLED and "writing" in outcome.detail
     assert not engine.exists() and temps(tmp_path) == []
-    assert [e.state for e in seen if type(e) is StateChanged][-1] is State.CANCELLED
+    assert [e.state for e in seen if isinstance(e, STATE_EVENTS)][-1] is State.CANCELLED
 
 
 def test_a_stale_temporary_of_a_dead_writer_is_removed_by_the_next_build(cli, sample_dir, tmp_path) -> None:

@@ -437,7 +437,7 @@ def test_the_live_terminal_renderer_escapes_names_too(mnist, tmp_path) -> None:
     from trt_tui.core.build.driver import BuildSpec
     from trt_tui.core.execution.executors import ThreadExecutor
     from trt_tui.core.execution.scheduler import Scheduler
-    from trt_tui.headless import TtyRenderer
+    from trt_tui.formats.headless import TtyRenderer
 
     model = tmp_path / f"{HOSTILE}.onnx"
     os.link(mnist, model)

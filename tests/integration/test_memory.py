@@ -18,7 +18,7 @@ from support.machine import needs_cgroup_v1
 
 from trt_tui.core.build import memory_limit as memory_limit_module
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
-from trt_tui.core.build.events import Log, State, StateChanged
+from trt_tui.core.build.events import Log, State, Waiting
 from trt_tui.core.build.memory_limit import MemoryLimit, own_cgroup
 from trt_tui.core.cache.engine_cache import ContentHasher, EngineCache
 from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
@@ -149,12 +149,12 @@ def test_the_guard_holds_a_build_until_its_forecast_fits(tmp_path, sample_dir) -
         job = scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", tmp_path / "second.engine", BuildOptions()))
         assert job.forecast.basis == "same model" and job.forecast.peak_bytes > free[0]
         deadline = time.monotonic() + 30
-        while not any(type(e) is StateChanged and e.detail for e in seen) and time.monotonic() < deadline:
+        while not any(type(e) is Waiting for e in seen) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)  # rechecked several times meanwhile: still held
         assert job.started is None and job.state is State.QUEUED
-        waiting = [e for e in seen if type(e) is StateChanged and e.detail]
-        assert waiting[0].detail == f"waiting: needs {job.forecast.text}, 64.0 MiB free", waiting
+        waiting = [e for e in seen if type(e) is Waiting]
+        assert waiting[0].why == f"waiting: needs {job.forecast.text}, 64.0 MiB free", waiting
         free[0] = 1 << 40
         assert scheduler.wait(120)
         assert job.outcome.state is State.SUCCEEDED

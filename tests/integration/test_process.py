@@ -21,7 +21,16 @@ import pytest
 from support.events import Recorder
 
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Vitals
+from trt_tui.core.build.events import (
+    STATE_EVENTS,
+    BuildResult,
+    Finished,
+    PhaseFinish,
+    PhaseStart,
+    Stage,
+    State,
+    Vitals,
+)
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor, make_executor
 from trt_tui.core.execution.scheduler import Scheduler
@@ -169,8 +178,8 @@ def test_crashed_child_fails_alone(samples, tmp_path):
         scheduler.shutdown()
     assert densenet.state is State.FAILED
     assert densenet.outcome.error == f"{densenet.spec.model}: TensorRT crashed: SIGSEGV while building (in {REFIT})"
-    final = [e for e in recorder.events[densenet.id] if type(e) is StateChanged][-1]
-    assert final.state is State.FAILED and final.error == densenet.outcome.error
+    final = [e for e in recorder.events[densenet.id] if isinstance(e, STATE_EVENTS)][-1]
+    assert type(final) is Finished and final.result.error == densenet.outcome.error
     assert not densenet.spec.output.exists() and not list(tmp_path.glob('.*.tmp'))
     assert resnet.state is State.SUCCEEDED and resnet.spec.output.stat().st_size == resnet.outcome.engine_bytes
     assert after.state is State.SUCCEEDED and after.spec.output.exists()
@@ -202,7 +211,7 @@ def phase_signature(events: list) -> tuple:
         elif type(event) is PhaseFinish:
             order.append(("finish", tree.phases[event.phase].name))
     steps = [(depth, phase.name, phase.steps_done) for depth, phase in tree.walk()]
-    states = [e.state for e in events if type(e) is StateChanged]
+    states = [e.state for e in events if isinstance(e, STATE_EVENTS)]
     return order, steps, states
 
 
@@ -597,8 +606,8 @@ def slow_exit_build(job, spec, sink, cancel, t0=None):
     from trt_tui.core.build.driver import Outcome
 
     sys.stdout = _SlowFlush()
-    sink(StateChanged(job, 0.0, State.BUILDING))
-    sink(StateChanged(job, 0.01, State.SUCCEEDED, engine_bytes=1))  # as `run_build` ends
+    sink(Stage(job, 0.0, State.BUILDING))
+    sink(Finished(job, 0.01, BuildResult(State.SUCCEEDED, engine_bytes=1)))  # as `run_build` ends
     return Outcome(State.SUCCEEDED, engine_bytes=1)
 
 
@@ -657,10 +666,10 @@ def test_a_builds_memory_is_its_own_not_its_spares_reserve(model, samples, tmp_p
         session.close()
     assert job.state is (State.FAILED if model == "empty" else State.SUCCEEDED), job.outcome
     vitals = [e for e in recorder.events[job.id] if type(e) is Vitals]
-    [final] = [e for e in recorder.events[job.id] if type(e) is StateChanged and e.state.final]
+    [final] = [e for e in recorder.events[job.id] if type(e) is Finished]
     assert vitals and {e.pid for e in vitals} == {spare}, "the build did not run in the reserving spare"
     most = reserve // 2  # either model's build needs a fraction of it
-    assert 0 < final.peak_rss_bytes < most, f"peak {final.peak_rss_bytes >> 20} MiB, reserve {reserve >> 20} MiB"
+    assert 0 < final.result.peak_rss_bytes < most, f"peak {final.result.peak_rss_bytes >> 20} MiB, reserve {reserve >> 20} MiB"
     assert all(0 < e.rss_bytes <= e.peak_rss_bytes < most for e in vitals), [(e.rss_bytes, e.peak_rss_bytes) for e in vitals]
     [record] = History(history).builds()
-    assert record.peak_rss_bytes == final.peak_rss_bytes
+    assert record.peak_rss_bytes == final.result.peak_rss_bytes

@@ -25,7 +25,7 @@ ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install '
 from support.events import Recorder  # noqa: E402
 
 from trt_tui.core.build.driver import BuildSpec  # noqa: E402
-from trt_tui.core.build.events import PhaseStart, StackDump, State, StateChanged, Vitals  # noqa: E402
+from trt_tui.core.build.events import Finished, PhaseStart, StackDump, State, Vitals  # noqa: E402
 from trt_tui.core.execution.executors import ThreadExecutor, make_executor  # noqa: E402
 from trt_tui.core.execution.ray_executor import RayExecutor, RayResources  # noqa: E402
 from trt_tui.core.execution.scheduler import Scheduler  # noqa: E402
@@ -263,7 +263,7 @@ def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):
     assert job.state is State.SUCCEEDED, job.outcome
     with recorder.lock:
         vitals = [(e, state) for _, e, state in recorder.seen if type(e) is Vitals]
-        [final] = [e for _, e, _ in recorder.seen if type(e) is StateChanged and e.state.final]
+        [final] = [e for _, e, _ in recorder.seen if type(e) is Finished]
     readings = [e for e, _ in vitals]
     assert len(readings) >= 3, readings
     assert any(state is State.BUILDING for _, state in vitals), "the readings came only after the build"
@@ -277,13 +277,13 @@ def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):
     largest = max(e.rss_bytes for e in readings)
     assert 150 << 20 < largest < 32 << 30, f"RSS {largest} for a build of a 100 MB model"
     assert all(e.peak_rss_bytes >= e.rss_bytes for e in readings)
-    assert final.peak_rss_bytes == readings[-1].peak_rss_bytes >= largest
+    assert final.result.peak_rss_bytes == readings[-1].peak_rss_bytes >= largest
     history = History(tmp_path / "h.db")
     try:
         [record] = history.successes(sample_dir / "resnet50.onnx")
     finally:
         history.close()
-    assert record.peak_rss_bytes == final.peak_rss_bytes
+    assert record.peak_rss_bytes == final.result.peak_rss_bytes
     assert record.cpu_seconds == cpu[-1]
 
 
@@ -342,7 +342,7 @@ def test_vitals_off_means_no_readings_from_the_task(local_ray, sample_dir, tmp_p
     assert job.state is State.SUCCEEDED, job.outcome
     events = recorder.of(job.id)
     assert not [e for e in events if type(e) is Vitals]
-    assert [e.peak_rss_bytes for e in events if type(e) is StateChanged and e.state.final] == [None]
+    assert [e.result.peak_rss_bytes for e in events if type(e) is Finished] == [None]
 
 
 def test_bad_model_fails_with_the_users_path(executor, not_onnx_models, tmp_path):

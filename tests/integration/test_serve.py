@@ -24,7 +24,7 @@ from support.waiting import pilot_wait
 
 from trt_tui.cli import main
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
-from trt_tui.core.build.events import PhaseStart, State
+from trt_tui.core.build.events import Finished, PhaseStart, State
 from trt_tui.core.execution.session import make_session
 from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.serve.build_server import RemoteScheduler, attach_session, serve_session
@@ -178,8 +178,6 @@ def test_a_tab_names_the_builds_it_lost_with_the_server(build_server, long_dir):
     """A server that goes away under a tab (killed, its machine gone) leaves no build showing
     "building" forever there: each ends failed, saying where it was, as a build lost with its
     transport does. A tab that leaves on its own loses nothing."""
-    from trt_tui.core.build.events import StateChanged
-
     viewer, leaver = Viewer(build_server.path), Viewer(build_server.path)
     job = viewer.remote.submit(BuildSpec(long_dir / "densenet.onnx", long_dir / "densenet.engine"))
     wait(lambda: "Building engine" in viewer.phases(job.id) and "Building engine" in leaver.phases(job.id),
@@ -188,9 +186,9 @@ def test_a_tab_names_the_builds_it_lost_with_the_server(build_server, long_dir):
     assert not leaver.remote.jobs[job.id].final  # left, not lost
     build_server.close()
     wait(lambda: viewer.remote.jobs[job.id].final, "the tab to end the build", 30)
-    final = [e for e in viewer.events[job.id] if type(e) is StateChanged][-1]
+    final = [e for e in viewer.events[job.id] if isinstance(e, Finished)][-1]
     assert final.state is State.FAILED, final
-    assert final.error.startswith(f"{long_dir / 'densenet.onnx'}: the build server went away while building (in ")
+    assert final.result.error.startswith(f"{long_dir / 'densenet.onnx'}: the build server went away while building (in ")
     viewer.remote.shutdown(timeout=5)
 
 

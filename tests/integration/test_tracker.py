@@ -13,8 +13,9 @@ import pytest
 from support.replay import ReplayExecutor, load_trace
 
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
-from trt_tui.core.build.events import PhaseStart, State, StateChanged, event_from_dict, event_to_dict
+from trt_tui.core.build.events import STATE_EVENTS, PhaseStart, Queued, State
 from trt_tui.core.build.tracker import BuildTracker, Trackers
+from trt_tui.core.build.wire import event_from_dict, event_to_dict
 from trt_tui.core.cache.engine_cache import EngineCache
 from trt_tui.core.execution.executors import ThreadExecutor
 from trt_tui.core.execution.scheduler import Scheduler
@@ -62,7 +63,7 @@ def test_a_real_build_folds_into_what_was_queued_why_and_its_whole_outcome(mnist
     assert build.spec.options == BuildOptions(opt_level=1).describe() and build.spec.history == {}
     assert build.is_build and build.name == "mnist.onnx"
     assert build.state is State.SUCCEEDED and build.reason == "no engine yet"
-    final = build.final
+    final = build.result
     data = engine.read_bytes()
     assert final.engine_bytes == len(data) and final.engine_sha256 == hashlib.sha256(data).hexdigest()
     assert final.backend.startswith("tensorrt-rtx ") and build.backend_name_version[0] == "tensorrt-rtx"
@@ -70,14 +71,14 @@ def test_a_real_build_folds_into_what_was_queued_why_and_its_whole_outcome(mnist
     assert final.key["model_hash"] == final.fingerprint["model"]["hash"] is not None
     assert final.key["options"] == BuildOptions(opt_level=1).describe()
     assert before <= build.queued_at <= build.started_at <= build.ended_at <= after
-    assert build.duration == final.t > 0 and build.origin == build.started_at
+    assert build.duration == build.final.t > 0 and build.origin == build.started_at
     durations = build.tree.durations()
     assert "Building engine" in durations and durations["Building engine"] <= build.duration
     assert not build.tree.active() and build.stopped == set()
 
     # The JSON form folds into the same build, but for the fingerprint, which stays in process.
     again = Trackers().fold(job.id, [event_from_dict(event_to_dict(e)) for e in recorded.events[job.id]])
-    assert again.final.fingerprint is None and again.final.key == final.key
+    assert again.result.fingerprint is None and again.result.key == final.key
     assert (again.spec, again.state, again.reason, again.backend, again.started_at, again.duration) == (
         build.spec, build.state, build.reason, build.backend, build.started_at, build.duration)
     assert again.tree.durations() == durations
@@ -128,7 +129,7 @@ def test_a_build_cancelled_while_queued_never_started(mnist: Path, tmp_path: Pat
     assert build.state is State.CANCELLED and build.detail == "cancelled while queued"
     assert build.started_at is None and build.duration == 0.0 and build.origin == build.queued_at
     assert build.spec.output == str(tmp_path / "b.engine") and build.reason is None
-    assert [e.state for e in recorded.events[waiting.id] if type(e) is StateChanged] == [
+    assert [e.state for e in recorded.events[waiting.id] if isinstance(e, STATE_EVENTS)] == [
         State.QUEUED, State.CANCELLED]
 
 
@@ -153,4 +154,4 @@ def test_a_subscriber_that_joins_a_running_build_learns_what_it_is(mnist: Path, 
     assert build.spec is not None and build.spec.model == str(mnist)
     assert build.state is State.CANCELLED
     first = late.events[job.id][0]
-    assert type(first) is StateChanged and first.state is State.QUEUED and first.spec is not None
+    assert type(first) is Queued and first.spec is not None

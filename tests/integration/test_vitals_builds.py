@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import State, StateChanged, Vitals
+from trt_tui.core.build.events import Finished, State, Vitals
 from trt_tui.core.execution.executors import ProcessExecutor, ThreadExecutor
 from trt_tui.core.execution.scheduler import Scheduler
 from trt_tui.core.observe.vitals import STOPPED, WORKING, VitalsConfig, dump_stack
@@ -35,8 +35,8 @@ def test_thread_executor_samples_its_own_process(sample_dir: Path, tmp_path: Pat
     vitals = [e for e in events if type(e) is Vitals]
     assert vitals and all(v.pid == os.getpid() for v in vitals)
     assert all(v.rss_bytes > 50 << 20 and v.threads >= 2 for v in vitals)
-    final = [e for e in events if type(e) is StateChanged and e.state.final][-1]
-    assert final.peak_rss_bytes == max(v.peak_rss_bytes for v in vitals) > 0
+    final = [e for e in events if type(e) is Finished][-1]
+    assert final.result.peak_rss_bytes == max(v.peak_rss_bytes for v in vitals) > 0
     assert events.index(vitals[-1]) < events.index(final)  # the last sample comes just before the end
 
 

@@ -13,7 +13,7 @@ import sys
 import time
 from multiprocessing.connection import Client
 
-from trt_tui.core.build.events import Log, Severity, State, StateChanged
+from trt_tui.core.build.events import BuildResult, Finished, Log, Severity, State
 from trt_tui.run.collector import place
 from trt_tui.run.collector.client import hello
 
@@ -32,7 +32,7 @@ def main(kind: str, count: int) -> None:
         for start in range(0, count, BATCH):
             conn.send(("events", [Log(1, time.monotonic() - t0, Severity.INFO, f"line {i} \x1b]52;c;cm0gLXJmIH4K\x07 [b]x")
                                   for i in range(start, min(count, start + BATCH))]))
-        conn.send(("events", [StateChanged(1, time.monotonic() - t0, State.SUCCEEDED)]))
+        conn.send(("events", [Finished(1, time.monotonic() - t0, BuildResult(State.SUCCEEDED))]))
     else:
         for local in range(1, count + 1):
             conn.send(("build", local, f"many-{local}.onnx", "tensorrt-rtx", t0, "1.7"))

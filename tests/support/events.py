@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import Event, PhaseStart, StackDump, State, StateChanged, Vitals
+from trt_tui.core.build.events import STATE_EVENTS, Event, PhaseStart, Queued, StackDump, State, Vitals
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.build.tracker import Trackers
 
@@ -48,10 +48,10 @@ class Recorder:
             return list(self.events.get(job_id, []))
 
     def states(self, job: BuildJob) -> list[State]:
-        return [e.state for e in self.of(job.id) if type(e) is StateChanged]
+        return [e.state for e in self.of(job.id) if isinstance(e, STATE_EVENTS)]
 
     def arrival_of(self, job: BuildJob, state: State) -> float:
-        return next(t for t, e in self.arrivals[job.id] if type(e) is StateChanged and e.state is state)
+        return next(t for t, e in self.arrivals[job.id] if isinstance(e, STATE_EVENTS) and e.state is state)
 
     def tree(self, job: BuildJob) -> PhaseTree:
         tree = PhaseTree()
@@ -72,10 +72,10 @@ class Recorder:
             assert self.lock.wait_for(seen, timeout), f"job {job.id} never started {name!r}"
 
 
-def queued(job: int, model: Path) -> StateChanged:
+def queued(job: int, model: Path) -> Queued:
     """The first event of a build of `model`: what the recorder learns what it records from."""
     spec = BuildSpec(model, model.with_suffix(".engine"))
-    return StateChanged(job, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=time.time())
+    return Queued(job, 0.0, spec.summary(), at=time.time())
 
 
 def tree_of(*events) -> PhaseTree:

@@ -8,7 +8,7 @@ import hashlib
 import os
 
 from trt_tui.core.build.driver import Outcome
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import Stage, State
 from trt_tui.core.files.atomic import write_bytes
 
 PREFIX = b"scripted engine, the same in every process: " * 100
@@ -18,7 +18,7 @@ SIZE = len(PREFIX) + 16
 def nondeterministic_build(job: int, spec, sink, cancel, *, t0: float | None = None, on_monitor=None,
                            writer=None) -> Outcome:
     engine = PREFIX + os.getpid().to_bytes(8, "little") + os.urandom(8)
-    sink(StateChanged(job, 0.0, State.BUILDING, backend="scripted 1.0"))
+    sink(Stage(job, 0.0, State.BUILDING, backend="scripted 1.0"))
     write_bytes(spec.output, engine)
     return Outcome(State.SUCCEEDED, engine_bytes=len(engine), backend="scripted",
                    engine_sha256=hashlib.sha256(engine).hexdigest())

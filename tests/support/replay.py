@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trt_tui.core.build.driver import Outcome
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import BuildResult, Finished, Stage, State
 from trt_tui.core.build.monitor import MonitorState
 from trt_tui.core.build.phases import cancelled_detail
 from trt_tui.core.execution.executor import Executor
@@ -54,8 +54,11 @@ class ReplayExecutor(Executor):
         t0 = clock()
         state = MonitorState(job.id, job.sink, job.token, t0, clock=clock)
 
-        def change(new: State, **extra) -> None:
-            job.sink(StateChanged(job.id, clock() - t0, new, **extra))
+        def change(new: State) -> None:
+            job.sink(Stage(job.id, clock() - t0, new))
+
+        def end(result: BuildResult) -> None:
+            job.sink(Finished(job.id, clock() - t0, result))
 
         change(State.PARSING)
         change(State.BUILDING)
@@ -81,12 +84,12 @@ class ReplayExecutor(Executor):
                     where = state.cancelled_in or []
                     detail = cancelled_detail(where)
                     outcome = Outcome(State.CANCELLED, detail=detail, cancelled_in=where)
-                    change(outcome.state, detail=detail)
+                    end(BuildResult(outcome.state, detail=detail))
                     return outcome
             elif kind == "finish":
                 state.phase_finish(event[3])
         outcome = Outcome(State.SUCCEEDED, engine_bytes=self.engine_bytes, backend="replay")
-        change(State.SUCCEEDED, engine_bytes=self.engine_bytes)
+        end(BuildResult(State.SUCCEEDED, engine_bytes=self.engine_bytes))
         return outcome
 
 

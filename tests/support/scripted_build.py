@@ -10,13 +10,15 @@ import time
 
 from trt_tui.core.build.driver import Outcome
 from trt_tui.core.build.events import (
+    BuildResult,
+    Finished,
     Log,
     PhaseFinish,
     PhaseStart,
     Severity,
     StackDump,
+    Stage,
     State,
-    StateChanged,
     Step,
     Vitals,
 )
@@ -29,8 +31,8 @@ def every_event(job: int, t: float = 0.0) -> list:
     """One event of each type, in the order a real build reports them, for build `job`. The path in
     the log line is one a Ray task renames back to the caller's; none here."""
     return [
-        StateChanged(job, t, State.PARSING),
-        StateChanged(job, t, State.BUILDING, detail="scripted", backend="scripted 1.0"),
+        Stage(job, t, State.PARSING),
+        Stage(job, t, State.BUILDING, detail="scripted", backend="scripted 1.0"),
         PhaseStart(job, t, 1, "Building engine", None, 2),
         PhaseStart(job, t, 2, "Optimizing graph", 1, 30),
         Step(job, t, 2, 7),
@@ -40,8 +42,8 @@ def every_event(job: int, t: float = 0.0) -> list:
         StackDump(job, t, 4242, "Thread 1 (idle)\n  main (scripted.py:1)"),
         PhaseFinish(job, t, 2),
         PhaseFinish(job, t, 1),
-        StateChanged(job, t, State.WRITING),
-        StateChanged(job, t, State.SUCCEEDED, engine_bytes=len(ENGINE), peak_rss_bytes=PEAK),
+        Stage(job, t, State.WRITING),
+        Finished(job, t, BuildResult(State.SUCCEEDED, engine_bytes=len(ENGINE), peak_rss_bytes=PEAK)),
     ]
 
 
@@ -51,7 +53,7 @@ def scripted_build(job: int, spec, sink, cancel, *, t0: float | None = None, on_
     (a Ray task keeps it for the caller to write)."""
     t0 = time.monotonic() if t0 is None else t0
     for event in every_event(job, time.monotonic() - t0):
-        if writer is not None and type(event) is StateChanged and event.state is State.WRITING:
+        if writer is not None and isinstance(event, Stage) and event.state is State.WRITING:
             writer(ENGINE, spec.output, lambda: None)
         sink(event)
     return Outcome(State.SUCCEEDED, engine_bytes=len(ENGINE), backend="scripted")

@@ -10,7 +10,16 @@ from support.events import tree_of
 from textual.app import App
 
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Step
+from trt_tui.core.build.events import (
+    BuildResult,
+    Finished,
+    PhaseFinish,
+    PhaseStart,
+    Queued,
+    Started,
+    State,
+    Step,
+)
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.ui.build_view import BuildView, backend_label, build_title
 from trt_tui.ui.themes import load_themes
@@ -108,13 +117,13 @@ def test_each_builtin_theme_sets_every_state_colour(theme):
 def test_title_progress_and_backend():
     spec = BuildSpec(Path("/m/resnet50.onnx"), Path("/m/resnet50.engine"))
     view = BuildView.of(3, clock=lambda: 0.0, name="resnet50.onnx")
-    for event in [StateChanged(3, 0.0, State.QUEUED, spec=spec.summary().as_dict(), at=100.0),
-                  StateChanged(3, 0.0, State.BUILDING, backend="tensorrt-rtx 1.7.1", at=101.0),
+    for event in [Queued(3, 0.0, spec.summary(), at=100.0),
+                  Started(3, 0.0, State.BUILDING, backend="tensorrt-rtx 1.7.1", at=101.0),
                   PhaseStart(3, 0.0, 1, "Building engine", None, 4), Step(3, 2.5, 1, 1)]:
         view.apply(event)
     assert view.model == Path("/m/resnet50.onnx") and view.output == Path("/m/resnet50.engine")
     assert build_title(view).plain == "#3 resnet50.onnx building · 2.5s · tensorrt-rtx 1.7.1"
-    view.apply(StateChanged(3, 3.0, State.CANCELLED, detail="cancelled in Building engine", at=104.0))
+    view.apply(Finished(3, 3.0, BuildResult(State.CANCELLED, detail="cancelled in Building engine"), at=104.0))
     assert build_title(view, PLAIN).plain.endswith("· cancelled in Building engine")
     assert view.fraction() == pytest.approx(0.5)
     bar = progress_text(0.5, width=10).plain

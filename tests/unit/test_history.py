@@ -16,7 +16,17 @@ import pytest
 from support.events import queued
 from support.history import record
 
-from trt_tui.core.build.events import Log, PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
+from trt_tui.core.build.events import (
+    BuildResult,
+    Finished,
+    Log,
+    PhaseFinish,
+    PhaseStart,
+    Stage,
+    State,
+    Step,
+    Vitals,
+)
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.history import records as history_module
 from trt_tui.core.history.estimates import eta, phase_key, slow_phases
@@ -35,7 +45,7 @@ def synthetic_build(job: int = 1, scale: float = 1.0) -> list:
     """A build shaped like TensorRT's: a root with two children, the second with a child of its own."""
     s = scale
     return [
-        StateChanged(job, 0.0, State.BUILDING),
+        Stage(job, 0.0, State.BUILDING),
         PhaseStart(job, 0.1, 0, "Building engine", None, 3),
         PhaseStart(job, 0.1, 1, "Cloning network graph", 0, 2),
         Step(job, 0.2, 1, 0),
@@ -47,7 +57,7 @@ def synthetic_build(job: int = 1, scale: float = 1.0) -> list:
         PhaseFinish(job, 0.3 + 2.0 * s, 3),
         PhaseFinish(job, 0.3 + 2.5 * s, 2),
         PhaseFinish(job, 0.4 + 2.5 * s, 0),
-        StateChanged(job, 0.5 + 2.5 * s, State.SUCCEEDED, engine_bytes=1234),
+        Finished(job, 0.5 + 2.5 * s, BuildResult(State.SUCCEEDED, engine_bytes=1234)),
     ]
 
 
@@ -274,9 +284,9 @@ def test_vitals_columns_are_added_to_an_older_file_and_filled_by_the_recorder(tm
         (old,) = history.builds()
         assert old.name == "old.onnx" and old.peak_rss_bytes is None and old.cpu_seconds is None
         recorder = HistoryRecorder(history, backend_info=lambda build: ("tensorrt-rtx", "1.7"))
-        recorder(7, [queued(7, Path("/m/new.onnx")), StateChanged(7, 0.0, State.BUILDING),
+        recorder(7, [queued(7, Path("/m/new.onnx")), Stage(7, 0.0, State.BUILDING),
                        Vitals(7, 1.0, 123, 180.0, 300 << 20, 310 << 20, 9, "working", cpu_seconds=1.8)])
-        recorder(7, [StateChanged(7, 2.0, State.SUCCEEDED, engine_bytes=10, peak_rss_bytes=320 << 20)])
+        recorder(7, [Finished(7, 2.0, BuildResult(State.SUCCEEDED, engine_bytes=10, peak_rss_bytes=320 << 20))])
         new = history.builds("/m/new.onnx")[0]
         assert (new.peak_rss_bytes, new.cpu_seconds) == (320 << 20, 1.8)
     with History(path) as again:  # opening twice adds nothing twice

@@ -45,7 +45,7 @@ def modules_on_disk(package: Path, name: str) -> set[str]:
 def test_core_and_headless_import_without_textual(cli_env: dict[str, str]) -> None:
     """`trt-tui build` would need Textual installed, and start slower, if a core module imported it:
     every module of every package under trt_tui/core is imported, none may pull Textual in."""
-    names = [*core_modules(), "trt_tui.headless", "trt_tui.cli"]
+    names = [*core_modules(), "trt_tui.formats.headless", "trt_tui.cli"]
     assert {"trt_tui.core.build.monitor", "trt_tui.core.execution.scheduler", "trt_tui.core.build.driver"} <= set(names)
     assert modules_on_disk(Path(trt_tui.core.__file__).parent, "trt_tui.core") <= set(names), "a package was not walked"
     result = subprocess.run(
@@ -211,10 +211,11 @@ def test_a_build_imports_no_module_it_does_not_use(cli_env: dict[str, str]) -> N
 PACKAGE = Path(trt_tui.core.__file__).parent.parent
 # Who sees a build only through its events (folded by `core/build/tracker.py`), never through a job object.
 EVENT_CONSUMERS = sorted([
-    PACKAGE / "headless.py", PACKAGE / "cli" / "commands" / "run.py", PACKAGE / "cli" / "commands" / "build.py",
+    PACKAGE / "formats" / "headless.py", PACKAGE / "cli" / "commands" / "run.py", PACKAGE / "cli" / "commands" / "build.py",
     PACKAGE / "api" / "notebook.py", PACKAGE / "core" / "history" / "recorder.py",
     PACKAGE / "core" / "observe" / "trace.py", PACKAGE / "core" / "build" / "tracker.py",
     *(PACKAGE / "ui").rglob("*.py"), PACKAGE / "cli" / "ci.py", *(PACKAGE / "report").rglob("*.py"),
+    *(PACKAGE / "formats").rglob("*.py"),
 ])
 # What only a job has: its outcome and cancel flag, its times on the scheduler's clock, its spec.
 JOB_ATTRIBUTES = {"outcome", "token", "submitted", "started", "finished", "spec", "state", "final", "fingerprint",

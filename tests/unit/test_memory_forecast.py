@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from trt_tui.core.build.events import State, StateChanged
+from trt_tui.core.build.events import Waiting
 from trt_tui.core.build.memory_limit import memory_failure
 from trt_tui.core.history.forecast import fit, forecast
 from trt_tui.core.history.records import History
@@ -49,7 +49,7 @@ def test_memory_failures_are_named_only_when_they_are_memory() -> None:
 
 
 def test_the_headless_line_says_why_a_build_waits() -> None:
-    from trt_tui.headless import state_line
+    from trt_tui.formats.headless import state_line
 
-    line = state_line("m.onnx", StateChanged(1, 0.0, State.QUEUED, detail="waiting: needs ~6.1 GiB, 3.2 GiB free"))
+    line = state_line("m.onnx", Waiting(1, 0.0, "waiting: needs ~6.1 GiB, 3.2 GiB free"))
     assert line == "[m.onnx] queued: waiting: needs ~6.1 GiB, 3.2 GiB free"

@@ -8,29 +8,38 @@ from pathlib import Path
 import pytest
 from support.events import check_nesting
 
-from trt_tui.core.build.events import PhaseFinish, PhaseStart, State, StateChanged, Step
+from trt_tui.core.build.events import (
+    STATE_EVENTS,
+    BuildResult,
+    Finished,
+    PhaseFinish,
+    PhaseStart,
+    Stage,
+    State,
+    Step,
+)
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.core.observe.trace import TraceWriter, trace_events
 
 
 def cancelled_build() -> list:
     return [
-        StateChanged(1, 0.01, State.PARSING),
-        StateChanged(1, 0.02, State.BUILDING),
+        Stage(1, 0.01, State.PARSING),
+        Stage(1, 0.02, State.BUILDING),
         PhaseStart(1, 0.1, 0, "Building engine", None, 3),
         PhaseStart(1, 0.1000001, 1, "Cloning network graph", 0, 2),
         Step(1, 0.2, 1, 0),
         PhaseFinish(1, 0.2000004, 1),  # finished after 1 of 2 steps
         PhaseStart(1, 0.3, 2, "Optimizing graph", 0, 5),
         Step(1, 0.35, 2, 1),
-        StateChanged(1, 0.5, State.CANCELLED, detail="cancelled in Building engine › Optimizing graph"),
+        Finished(1, 0.5, BuildResult(State.CANCELLED, detail="cancelled in Building engine › Optimizing graph")),
     ]
 
 
 def test_trace_events_of_a_cancelled_build() -> None:
     tree = PhaseTree()
     tree.extend(cancelled_build())
-    states = [e for e in cancelled_build() if isinstance(e, StateChanged)]
+    states = [e for e in cancelled_build() if isinstance(e, STATE_EVENTS)]
     events = trace_events(tree, pid=7, tid=3, name="mnist.onnx", t0=1.5, states=states)
     json.dumps(events)  # plain JSON data
 

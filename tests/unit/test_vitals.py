@@ -13,7 +13,8 @@ import pytest
 from support.fake_gpu import FAKE_PYNVML
 
 from trt_tui.core.build.driver import BuildSpec
-from trt_tui.core.build.events import StackDump, State, StateChanged, Vitals, event_from_dict, event_to_dict
+from trt_tui.core.build.events import Queued, StackDump, Vitals
+from trt_tui.core.build.wire import event_from_dict, event_to_dict
 from trt_tui.core.observe.vitals import STALLED, STOPPED, WORKING, Sample, verdict
 
 # -- the verdict, without TensorRT ---------------------------------------------------------------
@@ -73,12 +74,12 @@ def test_vitals_and_stack_events_round_trip_as_json() -> None:
 def test_plain_output_says_when_a_verdict_changes_and_prints_stacks() -> None:
     import io
 
-    from trt_tui.headless import make_renderer
+    from trt_tui.formats.registry import make_renderer
 
     out = io.StringIO()
-    renderer = make_renderer("plain", out)
-    spec = BuildSpec(Path("m.onnx"), Path("m.engine")).summary().as_dict()
-    renderer.handle(1, [StateChanged(1, 0.0, State.QUEUED, spec=spec)])
+    renderer = make_renderer("lines", out)
+    spec = BuildSpec(Path("m.onnx"), Path("m.engine")).summary()
+    renderer.handle(1, [Queued(1, 0.0, spec)])
     out.seek(0)
     out.truncate()
     reading = dict(job=1, pid=9, rss_bytes=100 << 20, peak_rss_bytes=120 << 20, threads=4)

@@ -1,27 +1,9 @@
-"""The observation's display in Jupyter (and VS Code's notebooks): one HTML block updated in place.
-
-An IPython display handle whose output is replaced on each update: the front end shows only the
-newest and the saved notebook keeps it, with no widget library to install. The HTML: the build's
-line (state, progress, elapsed, the vitals' verdict, CPU, memory) and one bar per active phase
-under its parent; once over, the outcome and the slowest phases.
-
-Updates come on the scheduler's pump thread and are sent at most `FPS` times a second (each is a
-message to the notebook's front end), and always for a state change, so the last one shows the end.
-"""
+"""Whether this process runs in a notebook: there `trt_tui.observe` shows its build in the cell's
+output (`formats.notebook`) rather than on stderr."""
 
 from __future__ import annotations
 
-import html
 import sys
-import time
-
-from ..core.build.events import Event, Log, Severity, StateChanged, Vitals
-from ..core.build.phases import PhaseTree
-from ..core.build.tracker import Trackers
-from ..core.files.units import human_bytes, human_seconds
-from ..headless import state_line
-
-FPS = 5.0
 
 
 def in_notebook() -> bool:
@@ -34,93 +16,3 @@ def in_notebook() -> bool:
     except Exception:
         return False
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def render_html(model: str, state: str, tree: PhaseTree, elapsed: float, vitals: Vitals | None,
-                final: StateChanged | None, warnings: list[str]) -> str:
-    """The block's HTML: pure, so it is testable without a notebook."""
-    esc = html.escape
-    parts = ['<div class="trt-tui-observe" style="font-family: monospace; line-height: 1.4">']
-    if final is not None:
-        parts.append(f"<div><b>{esc(state_line(model, final))}</b></div>")
-        slow = sorted(((p.elapsed(0), p) for _, p in tree.walk() if p.finished is not None), key=lambda x: -x[0])
-        parts.extend(f"<div>&nbsp;&nbsp;{esc(p.name)}: {esc(human_seconds(d))}</div>" for d, p in slow[:3])
-    else:
-        line = f"{model} · {state} · {tree.overall_fraction() * 100:3.0f}% · {human_seconds(elapsed)}"
-        if vitals is not None:
-            line += (f" · {vitals.verdict} · CPU {vitals.cpu_percent:.0f}%"
-                     f" · RSS {human_bytes(vitals.rss_bytes)}")
-        parts.append(f"<div><b>{esc(line)}</b></div>")
-        for depth, phase in tree.active():
-            parts.append(
-                f'<div style="padding-left: {2 * depth + 1}em">'
-                f'<progress value="{phase.steps_done}" max="{max(phase.num_steps, 1)}"></progress> '
-                f"{phase.steps_done}/{phase.num_steps} {esc(human_seconds(max(0.0, phase.elapsed(elapsed))))}"
-                f" {esc(phase.name)}</div>")
-    parts.extend(f'<div style="color: #b36b00">{esc(w)}</div>' for w in warnings[-5:])
-    parts.append("</div>")
-    return "".join(parts)
-
-
-class NotebookDisplay:
-    """A renderer (`handle(job, events)`, `message`, `close`) drawing into the current cell's output."""
-
-    def __init__(self) -> None:
-        from IPython.display import HTML, display
-
-        self._html = HTML
-        self.builds = Trackers()
-        self.tree = PhaseTree()
-        self.vitals: Vitals | None = None
-        self.final: StateChanged | None = None
-        self.warnings: list[str] = []
-        self.model = ""
-        self.state = "building"
-        self.started = time.monotonic()
-        self.last_draw = 0.0
-        self.value = render_html("", self.state, self.tree, 0.0, None, None, [])
-        self.handle_ = display(HTML(self.value), display_id=True)
-
-    def note(self, job: int, events: list[Event]) -> None:
-        """Fold events in without drawing them."""
-        self.builds.fold(job, events)
-
-    def handle(self, job: int, events: list[Event]) -> None:
-        build = self.builds.fold(job, ())
-        changed = False
-        for event in events:
-            build.apply(event)
-            if type(event) is Vitals:
-                self.vitals = event
-            elif type(event) is Log:
-                if event.severity <= Severity.WARNING:
-                    self.warnings.append(f"{event.severity.label}: {event.message}")
-                    changed = True
-            elif type(event) is StateChanged:
-                self.state = event.state.value
-                if event.state.final:
-                    self.final = event
-                changed = True
-        self.model = build.model
-        self.tree = build.tree
-        if build.started_at is not None:  # the build's clock, on this process's monotonic clock
-            self.started = build.started_at - (time.time() - time.monotonic())
-        now = time.monotonic()
-        if changed or now - self.last_draw >= 1.0 / FPS:
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        self.last_draw = now
-        self.value = render_html(self.model, self.state, self.tree, now - self.started, self.vitals, self.final,
-                                 self.warnings)
-        try:
-            self.handle_.update(self._html(self.value))
-        except Exception:
-            pass  # a display that cannot be updated must not stop the build's events
-
-    def message(self, text: str) -> None:
-        self.warnings.append(text)
-        self._draw(time.monotonic())
-
-    def close(self) -> None:
-        self._draw(time.monotonic())

@@ -31,23 +31,25 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Literal, TextIO
+from typing import TextIO
 
 from ..core.build.chained_monitor import chained, chained_monitor
 from ..core.build.driver import BuildSpec, Outcome
-from ..core.build.events import Log, Severity, State, StateChanged
+from ..core.build.events import BuildResult, Finished, Queued, Severity, Stage, State
 from ..core.build.monitor import MonitorState, shared_logger
 from ..core.build.phases import PhaseTree, cancelled_detail
 from ..core.build.tracker import BuildTracker
 from ..core.execution.executor import Executor
+from ..formats.registry import make_renderer
+from ..formats.renderer import Renderer
 from ..run.collector.publisher import Publisher
 from ..run.hook import reports
 from .builds import forget, report_to
 from .interrupt import CtrlC
 
-Display = Literal["auto", "tty", "plain", "json", "notebook", "none"]
-READY_TIMEOUT = 30.0
-END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered (and recorded)  # seconds the observation waits for its job to start (a fresh thread: at once)
+Display = str  # an output format's name (`formats.registry`: "tty", "lines", "json", "notebook"...), "auto" or "none"
+READY_TIMEOUT = 30.0  # seconds the observation waits for its job to start (a fresh thread: at once)
+END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered (and recorded)
 
 
 @dataclass(frozen=True)
@@ -118,14 +120,13 @@ class _ObservedExecutor(Executor):
             state = MonitorState(job.id, sink, job.token, t0)
             version = getattr(obs._trt, "__version__", None)
             backend = "tensorrt-rtx" if obs._trt.__name__.startswith("tensorrt_rtx") else "tensorrt"
-            sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
-                              backend=f"{backend} {version}" if version else backend))
+            sink(Stage(job.id, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
+                       backend=f"{backend} {version}" if version else backend))
             obs._attach(state)
             while not obs._done.wait(0.1):
                 pass
             outcome = obs._outcome(state, backend, version)
-            sink(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                              detail=outcome.detail, engine_bytes=outcome.engine_bytes))
+            sink(Finished(job.id, time.monotonic() - t0, outcome.result()))
             return outcome
         finally:
             if watch is not None:
@@ -148,13 +149,13 @@ class _Collector:
         if self.build is None:
             self.build = BuildTracker(job)
         for event in events:
-            self.build.apply(event)
-            if type(event) is Log:
-                self.log.append(f"{event.severity.label}: {event.message}")
+            line = self.build.apply(event).log
+            if line is not None:
+                self.log.append(f"{line.severity.label}: {line.message}")
 
     @property
-    def final(self) -> StateChanged | None:
-        return self.build.final if self.build is not None else None
+    def final(self) -> BuildResult | None:
+        return self.build.result if self.build is not None else None
 
     @property
     def tree(self) -> PhaseTree:
@@ -194,7 +195,6 @@ class Observation:
         self._monitor.observation = self
         self._collector = _Collector()
         self._renderer = _make_display(display, out, verbose)
-        self._json = display == "json"
         from .notebook import in_notebook
 
         # A notebook's kernel is not the caller's to end: there a second Ctrl-C only cancels.
@@ -229,7 +229,9 @@ class Observation:
 
     def _show(self, job, events) -> None:
         """To the display, but for `queued`: the caller's build waits for nobody (JSON keeps all)."""
-        if not self._json and events and type(events[0]) is StateChanged and events[0].state is State.QUEUED:
+        if self._renderer is None:
+            return
+        if not self._renderer.every_event and events and isinstance(events[0], Queued):
             self._renderer.note(job, events[:1])  # what the build is, said without a line
             events = events[1:]
         self._renderer.handle(job, events)
@@ -383,16 +385,19 @@ class Observation:
         return None if recorder is None else recorder.recorded.get(self.job.id)
 
 
-def _make_display(display: Display, out: TextIO | None, verbose: bool):
+def _make_display(display: str, out: TextIO | None, verbose: bool) -> Renderer | None:
+    """The output format called `display` (`formats.registry`), on `out` (default stderr); "auto" is
+    the notebook's display in a notebook; "none", none."""
     if display == "none":
         return None
-    from .notebook import NotebookDisplay, in_notebook
+    from .notebook import in_notebook
 
-    if display == "notebook" or (display == "auto" and out is None and in_notebook()):
-        return NotebookDisplay()
-    from ..headless import make_renderer
-
-    return make_renderer("auto" if display == "auto" else display, out or sys.stderr, verbose)
+    if display == "auto" and out is None and in_notebook():
+        display = "notebook"
+    try:
+        return make_renderer(display, out or sys.stderr, verbose)
+    except ValueError as exc:
+        raise ValueError(f"trt_tui.observe: display={display!r}: {exc}") from None
 
 
 def observe(config, *, display: Display = "auto", out: TextIO | None = None, name: str | None = None,
@@ -402,7 +407,8 @@ def observe(config, *, display: Display = "auto", out: TextIO | None = None, nam
     call before it (it ends when `build_serialized_network` returns, or at `close()`).
 
     display: "auto" (a widget in Jupyter, bars redrawn in place on a terminal, plain lines otherwise),
-        "tty", "plain", "json" (one event per line, protocol version 1), "notebook", or "none".
+        or any output format by name: "tty", "lines" (or "plain"), "json" (one event per line, protocol
+        version 1), "notebook", one an installed package adds; or "none".
     out: where the lines go (default stderr). name: the build's name (default the script's).
     history: record it in `trt-tui history` (True), in the history file at this path, or not (False).
     verbose: TensorRT's verbose log too. vitals: sample this process (working/stalled, peak memory).

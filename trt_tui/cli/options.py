@@ -14,7 +14,14 @@ from pathlib import Path
 
 from ..core.build.backend import CHOICES, BackendError, find_backend, has_timing_cache, load_backend
 from ..core.build.driver import BuildOptions
-from ..core.execution.executors import DEFAULT_CANCEL_GRACE
+from ..core.execution.executor import DEFAULT_CANCEL_GRACE, Executor
+from ..core.execution.executor_registry import (
+    BUILT_IN,
+    DEFAULT_EXECUTOR,
+    built_in_executors,
+    executor_class,
+    memory_limit_refusal,
+)
 from ..core.execution.session_settings import SessionSettings
 from .errors import UsageError
 from .types import gpu_list, int_in, limit_size, parse_size, profile_shapes, seconds, spare_size
@@ -34,19 +41,10 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
     p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
-    p.add_argument("--executor", choices=("thread", "process", "ray"), default=None,
-                   help="run each build on a thread, in a child process (hard cancel, crash isolation) or as"
-                        " a Ray task (pip install 'trt-tui[ray]')")
-    r = p.add_argument_group("Ray (with --executor ray)")
-    r.add_argument("--ray-address", metavar="ADDR",
-                   help="Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)")
-    r.add_argument("--ray-connect-timeout", type=seconds, default=None, metavar="SECONDS",
-                   help="how long the cluster at --ray-address has to answer (default 30; 0: as long as Ray waits)")
-    r.add_argument("--ray-gpu", metavar="TYPE", help="each build asks for one GPU of this Ray accelerator type")
-    r.add_argument("--ray-resource", action="append", metavar="NAME[=N]",
-                   help="each build asks for this custom Ray resource, e.g. sm_89 (repeatable)")
+    add_executor_options(p)
     p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
-                   help="with --executor process or ray: force a cancel that TensorRT has not honoured by then")
+                   help="with an executor that builds in a process of its own: force a cancel that TensorRT has"
+                        " not honoured by then")
     p.add_argument("--spare-memory", type=spare_size, default=None, metavar="SIZE",
                    help="with the process executor: the most heap the waiting build process faults in ahead"
                         " of a build, as much as recent builds needed (default 2G; 0: none)")
@@ -60,6 +58,57 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", type=gpu_list, default=None, metavar="LIST",
                    help="GPUs for full-TensorRT builds, one build per GPU at a time, each process pinned to"
                         " its GPU, e.g. 0,1 (default: every GPU; TensorRT-RTX builds use none)")
+
+
+def executor_name(text: str) -> str:
+    """An executor's name, trt-tui's own or one an installed package adds (`executor_registry`)."""
+    try:
+        executor_class(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_executor_options(p: argparse.ArgumentParser) -> None:
+    """`--executor`, and each executor's own options, as the executors declare them."""
+    described = "; ".join(f"{name}: {cls.help}" for name, cls in built_in_executors().items())
+    p.add_argument("--executor", type=executor_name, default=None, metavar="NAME",
+                   help=f"where each build runs (default {DEFAULT_EXECUTOR}). {described}; or one an installed"
+                        " package adds")
+    for cls in built_in_executors().values():
+        if cls.options:
+            add_options_of(p, cls)
+
+
+def add_options_of(p: argparse.ArgumentParser, cls: type[Executor]) -> None:
+    group = p.add_argument_group(f"the {cls.name} executor (with --executor {cls.name})")
+    for option in cls.options:
+        group.add_argument(f"--{option.flag}", dest=option.dest, metavar=option.metavar, help=option.help,
+                           action="append" if option.repeatable else "store")
+
+
+def format_name(text: str) -> str:
+    """An output format's name, trt-tui's own or one an installed package adds (`formats.registry`)."""
+    from ..formats.registry import format_class
+
+    if text != "auto":
+        try:
+            format_class(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_format_option(p: argparse.ArgumentParser) -> None:
+    """`--format`, the one option that says how the builds are shown, as every output format declares
+    itself (`formats.registry`); `--json` stays as its alias."""
+    from ..formats.registry import command_line_formats, formats
+
+    described = "; ".join(f"{name}: {formats()[name].help}" for name in command_line_formats())
+    p.add_argument("--format", type=format_name, default=None, metavar="NAME",
+                   help=f"how the builds are shown (default auto: tty on a terminal, else lines). {described};"
+                        " or one an installed package adds")
+    p.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
 
 
 def add_vitals_options(p: argparse.ArgumentParser) -> None:
@@ -118,7 +167,7 @@ def session_settings(args) -> SessionSettings:
 
     check_history(args.history)
     return SessionSettings(jobs=args.jobs, executor=args.executor, cancel_grace=args.cancel_grace,
-                           history=args.history, trace=args.trace, ray=ray_options(args),
+                           history=args.history, trace=args.trace, executor_options=executor_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,
                            memory_limit=memory_limit(args), gpus=args.gpus)
 
@@ -140,29 +189,21 @@ def memory_limit(args):
 
     if args.memory_limit is None:
         return None
-    if args.executor in ("thread", "ray"):
-        raise UsageError(f"--memory-limit needs the process executor: --executor {args.executor} runs a build"
-                         " in no process of its own to limit")
+    if not executor_class(args.executor).memory_limits:
+        raise UsageError(memory_limit_refusal(args.executor or DEFAULT_EXECUTOR))
     return MemoryLimit(args.memory_limit)
 
 
-def ray_options(args) -> dict | None:
-    """The Ray executor's options from --ray-*; one clear line when Ray is missing or one is wrong."""
-    given = [f"--{n}" for n, value in (("ray-address", args.ray_address), ("ray-gpu", args.ray_gpu),
-                                       ("ray-resource", args.ray_resource)) if value]
-    if args.executor != "ray":
-        if given:
-            raise UsageError(f"{given[0]} needs --executor ray")
-        return None
-    from ..core.execution.ray_executor import RAY_MISSING, RayResources, parse_resource, ray_available
-
-    if not ray_available():
-        raise UsageError(RAY_MISSING)
+def executor_options(args) -> dict:
+    """The chosen executor's own options, checked by it (`Executor.configure`); another executor's
+    option given is one line."""
+    chosen = executor_class(args.executor)
+    for name in BUILT_IN:
+        cls = executor_class(name)
+        given = [f"--{option.flag}" for option in cls.options if vars(args).get(option.dest) is not None]
+        if cls is not chosen and given:
+            raise UsageError(f"{given[0]} needs --executor {name}")
     try:
-        resources = dict(parse_resource(text) for text in args.ray_resource or [])
-    except ValueError as exc:
+        return chosen.configure({option.dest: vars(args).get(option.dest) for option in chosen.options})
+    except (ValueError, RuntimeError) as exc:
         raise UsageError(str(exc)) from None
-    options = {"address": args.ray_address, "resources": RayResources(gpu_type=args.ray_gpu, resources=resources)}
-    if args.ray_connect_timeout is not None:  # a limit alone changes nothing, so it needs no --executor ray
-        options["connect_timeout"] = args.ray_connect_timeout
-    return options

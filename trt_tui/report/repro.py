@@ -73,7 +73,7 @@ def verdict(model: str, builds: list[tuple[Path, BuildTracker]]) -> ReproVerdict
     """Compare the engines `builds` (each its output and its tracker) wrote."""
     digests, sizes, failed, paths = [], [], [], []
     for output, build in builds:
-        final = build.final
+        final = build.result
         if build.state is not State.SUCCEEDED or final is None or not final.engine_sha256:
             failed.append(f"{output.name}: {build.state.value}" + (f": {build.error}" if build.error else ""))
             continue

@@ -36,7 +36,7 @@ class ModelResult:
 
 
 def result_of(build: BuildTracker) -> ModelResult:
-    final = build.final
+    final = build.result
     state = build.state
     built = state is State.SUCCEEDED
     return ModelResult(

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..core.build.chained_monitor import monitor_class
-from ..core.build.events import Severity, State, StateChanged
+from ..core.build.events import BuildResult, Finished, Severity, Stage, State
 from ..core.build.monitor import LogRouter, MonitorState, routing_logger
 from ..core.build.phases import cancelled_detail
 from . import ENV_VERBOSE
@@ -212,8 +212,8 @@ class _Patches:
             bound.__enter__()
             tee.state = state
             version = getattr(self.trt, "__version__", None)
-            sink(StateChanged(local, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
-                              backend=f"{self.backend} {version}" if version else self.backend))
+            sink(Stage(local, 0.0, State.BUILDING, detail=f"pid {os.getpid()}",
+                       backend=f"{self.backend} {version}" if version else self.backend))
             return _Build(local, state, bound)
         except Exception:
             return None
@@ -235,22 +235,24 @@ class _Patches:
             if channel is not None:
                 channel.end_build(build.local)
 
-    def _final(self, state: MonitorState, tee, result, exc) -> StateChanged:
-        t = time.monotonic() - state.t0
+    def _final(self, state: MonitorState, tee, result, exc) -> Finished:
+        return Finished(state.job, time.monotonic() - state.t0, self._result(state, tee, result, exc))
+
+    def _result(self, state: MonitorState, tee, result, exc) -> BuildResult:
         engine = getattr(result, "nbytes", None)
         built = bool(engine) if engine is not None else bool(result) and exc is None
         if built:
-            return StateChanged(state.job, t, State.SUCCEEDED, engine_bytes=engine)
+            return BuildResult(State.SUCCEEDED, engine_bytes=engine)
         if state.cancelled_in is not None or state._cancelled():
             where = state.cancelled_in or []
             detail = cancelled_detail(where)
-            return StateChanged(state.job, t, State.CANCELLED, detail=detail)
+            return BuildResult(State.CANCELLED, detail=detail)
         if tee is not None and tee.own_cancelled:
-            return StateChanged(state.job, t, State.CANCELLED, detail="cancelled by the program's own progress monitor")
+            return BuildResult(State.CANCELLED, detail="cancelled by the program's own progress monitor")
         if exc is not None:
-            return StateChanged(state.job, t, State.FAILED, error=f"{type(exc).__name__}: {exc}")
+            return BuildResult(State.FAILED, error=f"{type(exc).__name__}: {exc}")
         reason = state.last_error or "TensorRT returned no engine"
-        return StateChanged(state.job, t, State.FAILED, error=f"build failed: {reason}")
+        return BuildResult(State.FAILED, error=f"build failed: {reason}")
 
     # -- parser ------------------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.build.driver import Outcome
-from ..core.build.events import Log, Severity, State, StateChanged
+from ..core.build.events import Finished, Log, Severity, Stage, State
 from ..core.execution.executor import Executor
 from ..core.execution.scheduler_protocol import JobView
 from ..core.execution.session import Session, make_session
@@ -130,8 +130,9 @@ class ObservedExecutor(Executor):
         if isinstance(spec, ObservedSpec):
             return self.run_.relays.follow(job)
         error = f"{spec.model}: trt-tui run only follows the builds of {self.run_.name}"
-        job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
-        return Outcome(State.FAILED, error=error)
+        outcome = Outcome(State.FAILED, error=error)
+        job.sink(Finished(job.id, 0.0, outcome.result()))
+        return outcome
 
     def pid_of(self, job) -> int | None:
         """The process of a running job (for `s`, the stacks): the program's main process, or the
@@ -304,10 +305,11 @@ class ProgramRun:
             self.exit_code = 127
             self.exited.set()
             error = f"{self.argv[0]}: cannot start: {exc.strerror or exc}"
-            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=error))
-            return Outcome(State.FAILED, error=error)
+            outcome = Outcome(State.FAILED, error=error)
+            job.sink(Finished(job.id, 0.0, outcome.result()))
+            return outcome
         processes.started(self.process.pid)
-        job.sink(StateChanged(job.id, 0.0, State.BUILDING, detail=f"pid {self.process.pid}"))
+        job.sink(Stage(job.id, 0.0, State.BUILDING, detail=f"pid {self.process.pid}"))
         if self.output is not None:
             deliver = self.output
         else:
@@ -367,5 +369,5 @@ class ProgramRun:
             outcome = Outcome(State.SUCCEEDED, detail=how)
         else:
             outcome = Outcome(State.FAILED, error=f"{self.name} {how}")
-        job.sink(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail))
+        job.sink(Finished(job.id, t, outcome.result()))
         return outcome

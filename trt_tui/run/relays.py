@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.build.driver import BuildOptions, BuildSpec, Outcome
-from ..core.build.events import State, StateChanged
+from ..core.build.events import Finished, State
 from ..core.execution.transport import POLL_INTERVAL, RunningBuild
 from ..core.observe.vitals import VitalsConfig, watch_build
 
@@ -196,11 +196,12 @@ class BuildRelays:
             for event in item:
                 event = replace(event, job=job.id)
                 sink(event)
-                if type(event) is StateChanged and event.state.final:
+                if isinstance(event, Finished):
                     with self._lock:
                         self._relays.pop((spec.pid, spec.local), None)
-                    return Outcome(event.state, error=event.error, detail=event.detail,
-                                   engine_bytes=event.engine_bytes, backend=spec.options.backend,
+                    result = event.result
+                    return Outcome(result.state, error=result.error, detail=result.detail,
+                                   engine_bytes=result.engine_bytes, backend=spec.options.backend,
                                    backend_version=relay.backend_version)
 
     def _lost(self, job, t0: float, sink=None, backend_version: str | None = None) -> Outcome:
@@ -213,6 +214,5 @@ class BuildRelays:
         else:
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: process {job.spec.pid} ended during the build",
                               backend=backend, backend_version=backend_version)
-        (sink or job.sink)(StateChanged(job.id, time.monotonic() - t0, outcome.state, error=outcome.error,
-                                        detail=outcome.detail))
+        (sink or job.sink)(Finished(job.id, time.monotonic() - t0, outcome.result()))
         return outcome

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..core.build.events import Event, StateChanged
+from ..core.build.events import Event, Finished
 
 HOLD = 0.5  # seconds an item waits for earlier ones still on their way
 MAX_HOLD = 2.0  # the most an output piece waits for an open build's events
@@ -75,7 +75,7 @@ class Timeline:
                 at = max(t0 + event.t, last)  # a build's own events keep their order
                 last = at
                 heapq.heappush(self._heap, (at, next(self._seq), "event", job, event))
-                if type(event) is StateChanged and event.state.final:
+                if isinstance(event, Finished):
                     self._open.pop(job, None)
                 else:
                     self._open[job] = at

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.build.driver import BuildOptions, BuildSpec, spec_for
-from ..core.build.events import event_to_dict
+from ..core.build.wire import event_to_dict
 from ..core.execution.session import Session
 from .client import RemoteError, RemoteJob, RemoteScheduler, attach_session, line
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from ..core.build import protocol
 from ..core.build.driver import BuildOptions, BuildSpec
-from ..core.build.events import State, StateChanged, event_from_dict
+from ..core.build.events import BuildResult, Finished, State
 from ..core.build.monitor import CancelToken
+from ..core.build.wire import event_from_dict
 from ..core.execution.follower import Follower
 from ..core.execution.scheduler_protocol import SchedulerUnreachable
 from ..core.execution.session import Session
@@ -132,12 +133,10 @@ class RemoteScheduler:
             self.connected.set()
 
     def _deliver(self, job: RemoteJob, events: list) -> None:
-        self._followers[job.id].relay(events)
-        changed = False
-        for event in events:
-            if type(event) is StateChanged:
-                job.state, changed = event.state, True
-        if changed:
+        follower = self._followers[job.id]
+        follower.relay(events)
+        if job.state is not follower.build.state:
+            job.state = follower.build.state
             with self._changed:
                 self._changed.notify_all()
         for subscriber in list(self._subscribers):
@@ -152,7 +151,7 @@ class RemoteScheduler:
         for job in self.active():
             follower = self._followers[job.id]
             outcome = follower.verdict(None)
-            self._deliver(job, [StateChanged(job.id, follower.last_t, outcome.state, error=outcome.error)])
+            self._deliver(job, [Finished(job.id, follower.tree.last_t, BuildResult(outcome.state, outcome.error))])
 
     def _job(self, message: dict) -> RemoteJob:
         job = self.jobs.get(message["id"])
@@ -262,13 +261,6 @@ class RemoteScheduler:
 class _TabFollower(Follower):
     """What a tab knows of one of the server's builds, from its events: enough to name it if the
     server goes away under it."""
-
-    last_t = 0.0  # the time of its latest event, on the server's scale
-
-    def relay(self, batch: list) -> None:
-        super().relay(batch)
-        if batch:
-            self.last_t = max(self.last_t, batch[-1].t)
 
     def failure(self, cause: object) -> str:
         return f"{self.job.spec.model}: the build server went away {self.doing()}"

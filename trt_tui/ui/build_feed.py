@@ -15,17 +15,8 @@ from pathlib import Path
 from textual import on
 
 from ..core.build.driver import BuildSpec, spec_for
-from ..core.build.events import (
-    Log,
-    PhaseFinish,
-    PhaseStart,
-    SpecSummary,
-    StackDump,
-    State,
-    StateChanged,
-    Step,
-    Vitals,
-)
+from ..core.build.events import Log, SpecSummary, State, Vitals
+from ..core.build.tracker import What
 from ..core.history.estimates import expected_for
 from .action_host import ActionHost
 from .build_view import BuildView, backend_label, build_title, queued_spec
@@ -57,27 +48,29 @@ class BuildFeed(ActionHost):
         if view is None:
             return
         view.last_event_at = self.clock()
-        new_phases, touched, new_logs, state_changed = [], set(), [], False
+        new_phases: list[int] = []
+        touched: set[int] = set()
+        new_logs: list[Log] = []
+        state_changed = False
         for event in message.events:
-            view.apply(event)
-            if type(event) is Step or type(event) is PhaseFinish:
-                touched.add(event.phase)
-            elif type(event) is PhaseStart:
-                new_phases.append(event.phase)
-            elif type(event) is Log:
-                view.logs.append(event)
-                new_logs.append(event)
-            elif type(event) is Vitals:
-                self._vitals(view, event)
-            elif type(event) is StackDump:
+            change = view.apply(event)
+            what, phase = change.what, change.phase
+            if phase is not None:
+                (new_phases.append if what is What.PHASE_STARTED else touched.add)(phase.id)
+            elif change.log is not None:
+                view.logs.append(change.log)
+                new_logs.append(change.log)
+            elif what in (What.VITALS, What.VERDICT) and view.build.last_vitals is not None:
+                self._vitals(view, view.build.last_vitals)
+            elif what is What.STACK:
                 self.notify(f"#{view.id} {view.name}: no progress; stack taken (s shows it)", markup=False)
-            elif type(event) is StateChanged:
-                if view.watched and event.state is State.SKIPPED:  # an up-to-date touch: no row for it
+            elif change.state is not None:
+                if view.watched and view.state is State.SKIPPED:  # an up-to-date touch: no row for it
                     self._drop(view)
                     return
-                self._state_changed(view, event)
+                self._state_changed(view)
                 state_changed = True
-                if event.state.final:
+                if change.ended:
                     touched.update(view.tree.phases)  # the tree closes what a killed build left open
         if self.selected == message.job:
             now = view.now()
@@ -124,22 +117,23 @@ class BuildFeed(ActionHost):
         if self.selected == view.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
-    def _state_changed(self, view: BuildView, event: StateChanged) -> None:
-        model = str(view.model)
-        self.builds.set_state(view.id, event.state, event.forecast)
-        if event.backend:
-            self.builds.set_cell(view.id, "Backend", backend_label(event.backend))
-        self.picker.set_last_state(model, event.state)  # a running build is the model's last one too
-        if event.state.final:
+    def _state_changed(self, view: BuildView) -> None:
+        model, build = str(view.model), view.build
+        self.builds.set_state(view.id, build.state, build.forecast)
+        if build.backend:
+            self.builds.set_cell(view.id, "Backend", backend_label(build.backend))
+        self.picker.set_last_state(model, build.state)  # a running build is the model's last one too
+        result = build.result
+        if result is not None:
             view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
                 self._due_vitals.discard(view.id)
-            if event.engine_bytes is not None:
-                self.builds.set_size(view.id, "Engine", event.engine_bytes)
-            if event.peak_rss_bytes is not None:
-                self.builds.set_size(view.id, "Peak", event.peak_rss_bytes)
-            self.notifier.ended(view, event)  # toasts, and the bell after a long build
+            if result.engine_bytes is not None:
+                self.builds.set_size(view.id, "Engine", result.engine_bytes)
+            if result.peak_rss_bytes is not None:
+                self.builds.set_size(view.id, "Peak", result.peak_rss_bytes)
+            self.notifier.ended(view, result)  # toasts, and the bell after a long build
         if self.selected == view.id:
             self.phase_view.set_title(build_title(view, self.palette))
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from rich.text import Text
 
-from ..core.build.events import Event, SpecSummary, StackDump, State, StateChanged
+from ..core.build.events import Event, Queued, SpecSummary, StackDump, State
 from ..core.build.log_store import LogStore
-from ..core.build.phases import Phase, PhaseTree
-from ..core.build.tracker import BuildTracker
+from ..core.build.phases import PhaseTree
+from ..core.build.tracker import BuildTracker, Change
 from ..core.files.units import human_seconds
 from ..core.history.estimates import eta, eta_text
 from .widgets.outside_text import plain
@@ -33,8 +33,8 @@ from .widgets.palette import PLAIN, Palette
 def queued_spec(events: list[Event]) -> SpecSummary | None:
     """What was queued, where these events hold the build's first `queued` state."""
     for event in events:
-        if type(event) is StateChanged and event.spec is not None:
-            return SpecSummary.from_dict(event.spec)
+        if isinstance(event, Queued) and event.spec is not None:
+            return event.spec
     return None
 
 
@@ -60,7 +60,7 @@ class BuildView:
     def of(cls, job: int, clock: Callable[[], float] = time.monotonic, **kwargs) -> BuildView:
         return cls(BuildTracker(job), clock, **kwargs)
 
-    def apply(self, event: Event) -> Phase | None:
+    def apply(self, event: Event) -> Change:
         return self.build.apply(event)
 
     # -- what its events said (`tracker`) -----------------------------------------------------------

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..core.build.events import State, StateChanged
+from ..core.build.events import BuildResult, State
 from .widgets.outside_text import plain
 
 DEFAULT_NOTIFY_AFTER = 10.0  # seconds: a build shorter than this was watched to its end
@@ -44,7 +44,7 @@ class Notifier:
         self.after = after  # 0: never
         self.tmux = bool(os.environ.get("TMUX"))
 
-    def ended(self, view, event: StateChanged) -> None:
+    def ended(self, view, event: BuildResult) -> None:
         name = Path(str(view.model)).name
         if event.state is State.FAILED:
             self.app.notify(event.error or "build failed", title=f"{name} failed", severity="error", timeout=10,

@@ -8,7 +8,7 @@ import time
 
 from ..ci import add_ci_options
 from ..errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from ..options import add_build_options
+from ..options import add_build_options, add_format_option
 
 HELP = "build engines headless"
 
@@ -21,7 +21,7 @@ HEADLESS_PUMP = 0.1
 def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("models", nargs="+", help="ONNX files")
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
-    b.add_argument("--json", action="store_true", help="one JSON object per event per line")
+    add_format_option(b)
     add_build_options(b)
     add_ci_options(b)
 
@@ -32,9 +32,8 @@ def run(args) -> int:
 
     settings = session_settings(args)
     executor = settings.prewarmed_executor(len(args.models))
-    if executor is not None:
-        executor.release_on_close = False  # this process exits once the builds are done
-    if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
+    executor.release_on_close = False  # this process exits once the builds are done
+    if executor.own_process or (args.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)
     else:
         from ...core.build import native_log
@@ -43,7 +42,7 @@ def run(args) -> int:
         # renderer writes to a copy of it: TensorRT's own logger may use it, filtering lines in C++.
         with native_log.dedicated_stdout():
             code = _build_models(args, settings, executor)
-    if args.executor != "ray":  # everything it wrote is closed; a local Ray's processes are not ours to drop
+    if not executor.outlives_exit:  # everything it wrote is closed; a local Ray's processes are not ours to drop
         may_exit_at_once()
     return code
 
@@ -53,7 +52,7 @@ def _build_models(args, settings, executor) -> int:
     from ...core.build.events import State
     from ...core.files.printable import escaped
     from ...core.history.output_paths import check_engines, check_trace
-    from ...headless import make_renderer, totals_line
+    from ...formats.registry import make_renderer
     from ..checks import check_model_readable, check_outputs, outputs_for, unique_models
     from ..ci import CiRun
     from ..options import build_options
@@ -70,13 +69,12 @@ def _build_models(args, settings, executor) -> int:
         check_outputs(models, outputs, args.force)
         check_trace(args.trace, models, outputs, args.history, args.force)
         ci = CiRun(args, models, outputs)
-        renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+        renderer = make_renderer(args.format, sys.stdout, args.verbose)
         for err in unreadable.values():
             print(f"trt-tui: {escaped(err)}", file=sys.stderr)
         session = settings.open(executor, HEADLESS_PUMP)
     except BaseException:
-        if executor is not None:
-            executor.close()
+        executor.close()
         raise
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
@@ -103,11 +101,10 @@ def _build_models(args, settings, executor) -> int:
     builds = [renderer.build(job.id) for job in jobs]  # as their events said
     states = [build.state for build in builds]
     for build in builds:
-        if build.state is State.FAILED and build.error is not None and not args.json:
-            print(f"trt-tui: {escaped(build.error)}", file=sys.stderr)
+        if build.state is State.FAILED and build.error is not None:
+            renderer.failed(build)
     cancelled = [build.model for build in builds if build.state is State.CANCELLED]
-    if not args.json:
-        renderer.message(totals_line(states, len(unreadable), time.monotonic() - started))
+    renderer.totals(states, len(unreadable), time.monotonic() - started)
     gate = ci.finish(renderer, builds, unreadable, time.monotonic() - started)
     if stopper.signal is not None:
         print(f"trt-tui: stopped by {stopper.name}: "

@@ -15,7 +15,6 @@ exit code says so (1 where the program's would have been 0) with one line on std
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import signal
 import sys
@@ -23,7 +22,7 @@ import threading
 import time
 
 from ..errors import EXIT_FAILED, UsageError
-from ..options import add_vitals_options
+from ..options import add_format_option, add_vitals_options
 from ..signals import RunSignals
 
 HELP = "run a program and observe (and cancel) the TensorRT builds it makes"
@@ -32,7 +31,7 @@ APP_CLOSE = 5.0  # seconds the app has to close after its program ended on a sig
 
 def options(r: argparse.ArgumentParser) -> None:
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
-    r.add_argument("--json", action="store_true", help="headless: one JSON object per event per line")
+    add_format_option(r)  # any format is headless
     r.add_argument("--headless", action="store_true", help="headless even on a terminal")
     r.add_argument("--grace", type=float, default=3.0, metavar="SECONDS",
                    help="on stop: seconds between SIGINT, SIGTERM and SIGKILL (default 3)")
@@ -60,7 +59,7 @@ def run(args) -> int:
     args.vitals = vitals_config(args)
     check_trace(args.trace, program_files(argv), (), args.history, args.force)
     check_history(args.history)
-    if not (args.json or args.headless) and sys.stdout.isatty() and sys.stdin.isatty():
+    if args.format is None and not args.headless and sys.stdout.isatty() and sys.stdin.isatty():
         from ..checks import theme_problem  # the app would open: its theme is checked first
 
         if problem := theme_problem(args.theme):
@@ -110,44 +109,20 @@ def _ask_to_quit(app) -> None:
 
 
 def run_headless(argv: list[str], args) -> int:
-    from ...core.build import protocol
     from ...core.build.events import State
     from ...core.build.tracker import Trackers
-    from ...headless import make_renderer
+    from ...formats.registry import make_renderer
     from ...run.collector.publisher import run_publisher
     from ...run.observer import ProgramRun
     from ...run.timeline import Timeline
 
-    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
-    tty = not args.json and sys.stdout.isatty()
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def write_output(stream: str, pieces: list[bytes], t: float) -> None:
-        if args.json and stream == "stdout":
-            lines = []
-            for piece in pieces:
-                record = {"event": "output", "stream": stream, "t": round(t, 6),
-                          "line": decoder.decode(piece).rstrip("\r\n")}
-                if not piece.endswith(b"\n"):
-                    record["partial"] = True  # a piece of a longer line: the next piece goes on with it
-                lines.append(protocol.encode(record))
-            renderer._write(lines)
-        elif tty:  # above the live block, which a raw write would break
-            for piece in pieces:
-                renderer.message(piece.decode("utf-8", "replace").rstrip("\r\n"))
-        else:  # as the program wrote it, invalid UTF-8 included
-            target = sys.stdout if stream == "stdout" else sys.stderr
-            with renderer.lock:
-                target.flush()
-                target.buffer.write(b"".join(pieces))
-                target.buffer.flush()
-
+    renderer = make_renderer(args.format, sys.stdout, args.verbose)
     holder: dict[str, Timeline] = {}
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
                      output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
     run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
-    timeline = holder["timeline"] = Timeline(write_output, renderer.handle, started=time.monotonic())
+    timeline = holder["timeline"] = Timeline(renderer.output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before
     builds = Trackers()
     origins: dict[int, float] = {}  # job -> the start of its clock, on this process's monotonic clock

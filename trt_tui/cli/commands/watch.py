@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 
 from ..errors import EXIT_CANCELLED, EXIT_OK, EXIT_USAGE
-from ..options import add_build_options
+from ..options import add_build_options, add_format_option
 
 HELP = "build models, then rebuild each when its ONNX file changes"
 
 
 def options(w: argparse.ArgumentParser) -> None:
     w.add_argument("paths", nargs="*", default=["."], help="ONNX files or directories (default: .)")
-    w.add_argument("--json", action="store_true", help="one JSON object per event per line")
+    add_format_option(w)
     add_build_options(w)
 
 
@@ -26,7 +26,7 @@ def run(args) -> int:
     from ...core.build.driver import spec_for
     from ...core.execution.rebuild import RebuildController
     from ...core.model.watch import ModelChange, ModelWatcher
-    from ...headless import make_renderer
+    from ...formats.registry import make_renderer
     from ..checks import watched_models
     from ..options import build_options, session_settings
     from ..signals import Stopper, abandon
@@ -36,7 +36,7 @@ def run(args) -> int:
     models = watched_models(args)
     if models is None:
         return EXIT_USAGE
-    renderer = make_renderer("json" if args.json else "auto", sys.stdout, args.verbose)
+    renderer = make_renderer(args.format, sys.stdout, args.verbose)
     session = session_settings(args).open(pump_interval=HEADLESS_PUMP)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)

@@ -24,7 +24,7 @@ from ..files import atomic
 from ..model.modelinfo import ModelInfoError, read_model_info
 from . import engine_file, native_log, sidecar
 from .backend import Backend, BackendError, load_backend
-from .events import Severity, SpecSummary, State, StateChanged
+from .events import BuildResult, Finished, Severity, SpecSummary, Stage, State
 from .memory_limit import memory_failure, own_limit, own_peak
 from .monitor import MonitorState, Sink, make_monitor, shared_logger
 from .phases import cancelled_detail
@@ -100,6 +100,12 @@ class Outcome:
     backend_version: str | None = None
     engine_sha256: str | None = None
     heap_bytes: int | None = None  # heap the build's own process needed (`child.HeapNeed`), if it had one
+
+    def result(self, peak_rss_bytes: int | None = None) -> BuildResult:
+        """The outcome as its `Finished` event says it (`peak_rss_bytes`: as the caller measured it)."""
+        backend = f"{self.backend} {self.backend_version or ''}".strip() if self.backend else None
+        return BuildResult(self.state, self.error, self.detail, self.engine_bytes, peak_rss_bytes, backend,
+                           self.engine_sha256, self.heap_bytes)
 
 
 def default_output(model: Path) -> Path:
@@ -274,8 +280,8 @@ def run_build(
     if on_monitor is not None:
         on_monitor(state)
 
-    def change(new: State, **extra) -> None:
-        sink(StateChanged(job, time.monotonic() - t0, new, **extra))
+    def change(new: State, backend: str | None = None) -> None:
+        sink(Stage(job, time.monotonic() - t0, new, backend=backend))
 
     outcome: Outcome
     try:
@@ -289,7 +295,8 @@ def run_build(
     if outcome.state is State.FAILED:  # an allocation TensorRT could not make, named with the figure
         named = memory_failure(spec.model, outcome.error, state.memory_warned, own_peak(), own_limit())
         outcome.error = named or outcome.error
-    change(outcome.state, error=outcome.error, detail=outcome.detail, engine_bytes=outcome.engine_bytes)
+    sink(Finished(job, time.monotonic() - t0, BuildResult(outcome.state, outcome.error, outcome.detail,
+                                                          outcome.engine_bytes)))
     return outcome
 
 

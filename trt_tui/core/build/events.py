@@ -7,6 +7,11 @@ can run in another thread, another process or another machine without its consum
 event is never changed once made; `tracker.BuildTracker` folds a build's events into its state, the
 one fold every consumer uses.
 
+One event per fact, each with its own typed payload: a build is `Queued` (what, with its memory
+forecast), may be `Waiting` (why), is `Started` (why it builds, its clock), moves through `Stage`s
+and is `Finished` (its `BuildResult`). Each of these state events also answers `state`, `detail`,
+`error` and `reason` (None where the fact has none), so a line about any of them reads them alike. Their versioned JSON form is made at the edge (`wire`).
+
 Phases are identified by an integer id the monitor assigns at `phase_start`, because TensorRT's phase
 names are unique only among the phases active at one time and are reused once finished.
 """
@@ -14,27 +19,15 @@ names are unique only among the phases active at one time and are reused once fi
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
+from .payloads import BuildResult, Forecast, SpecSummary
+from .state_record import StateRecord
+from .states import FINAL_STATES, State
 
-class State(str, enum.Enum):
-    """Where a build is in its life. The last four are final."""
-
-    QUEUED = "queued"
-    PARSING = "parsing"
-    BUILDING = "building"
-    WRITING = "writing"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    SKIPPED = "skipped"
-
-    @property
-    def final(self) -> bool:
-        return self in FINAL_STATES
-
-
-FINAL_STATES = frozenset({State.SUCCEEDED, State.FAILED, State.CANCELLED, State.SKIPPED})
+__all__ = ["FINAL_STATES", "BuildResult", "EVENT_CLASSES", "EVENT_TYPES", "Event", "Finished", "Forecast", "Log", "PhaseFinish", "PhaseStart",
+           "Queued", "STATE_EVENTS", "Severity", "SpecSummary", "StackDump", "Stage", "Started", "State", "StateEvent", "Step",
+           "Vitals", "Waiting"]
 
 
 class Severity(enum.IntEnum):
@@ -95,65 +88,99 @@ class Log:
 
 
 @dataclass(frozen=True, slots=True)
-class StateChanged:
-    """A state transition. `error` is set on FAILED; `detail` explains CANCELLED (which phase, which
-    kind of cancel) and SKIPPED (why the engine is current). A `queued` state again, with a `detail`,
-    says why a build waits ("waiting: needs ~6.1 GiB, 3.2 GiB free").
+class Queued:
+    """The first event of every build: what was queued (`spec`; None for a job that says nothing of
+    itself), its peak memory `forecast` (None where none was made) and when, in unix time (`at`)."""
 
-    The first `queued` state says what was queued: `spec` (`SpecSummary`) and `forecast`. The first
-    state once the build starts carries `reason`, why it builds ("options changed (--opt-level 3 →
-    4)") or, on a skip, "up to date". `at` (unix time) is on those two and on the final state; the
-    build's clock (every event's `t`) started at `at - t` of the first. The final state carries the
-    outcome: `engine_bytes`, `engine_sha256`, `backend` (the TensorRT that built it, with its version),
-    `peak_rss_bytes`, `heap_bytes`, and the engine cache's view of it: `key` (what decides whether the
-    engine is current) and `fingerprint` (what it was built from, the model's digests included)."""
+    job: int
+    t: float
+    spec: SpecSummary | None = None
+    forecast: Forecast | None = None
+    at: float | None = None
+
+    event = "state"
+    state = State.QUEUED
+    detail = error = reason = None
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A queued build waits, and `why` ("waiting: needs ~6.1 GiB, 3.2 GiB free")."""
+
+    job: int
+    t: float
+    why: str
+
+    event = "state"
+    state = State.QUEUED
+    error = reason = None
+
+    @property
+    def detail(self) -> str:
+        return self.why
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """The build moved on to parsing, building or writing; `backend` (the TensorRT that builds, with
+    its version) once it knows, `detail` where there is more to say ("pid 123")."""
 
     job: int
     t: float
     state: State
-    error: str | None = None
     detail: str | None = None
-    engine_bytes: int | None = None
+    backend: str | None = None
+
+    event = "state"
+    error = reason = None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The build's first stage, said by whoever runs it with why it builds (`reason`: "options changed
+    (--opt-level 3 → 4)", or "up to date" on a skip) and the unix time of this event (`at`): the
+    build's clock (every event's `t`) started at `at - t`."""
+
+    job: int
+    t: float
+    state: State
+    detail: str | None = None
+    backend: str | None = None
     reason: str | None = None
-    peak_rss_bytes: int | None = None  # on a final state: the build's peak resident memory (vitals)
-    backend: str | None = None  # on `building`: the TensorRT that builds, with its version; on a final
-    # state, the one that built it (on a skip, the one that built the engine kept)
-    forecast: dict | None = None  # on `queued`: its peak memory forecast (`forecast.Forecast.as_dict`)
-    spec: dict | None = None  # on the first `queued`: what was queued (`SpecSummary.as_dict`)
-    at: float | None = None  # unix time of this state, on the first `queued`, the first after it, the final
-    engine_sha256: str | None = None  # on SUCCEEDED (and a skip that knows it): the engine's SHA-256
-    heap_bytes: int | None = None  # on a final state: heap its build process needed, where it had one
-    key: dict | None = None  # on a final state: the engine cache key it was (or would be) stored under
-    fingerprint: dict | None = None  # on a final state: `Fingerprint.as_dict`; not in the JSON form (the
-    # model's digests can be hundreds of KB: the JSON form has `key`)
+    at: float | None = None
+
+    event = "state"
+    error = None
+
+    @classmethod
+    def of(cls, stage: Stage, reason: str | None, at: float) -> Started:
+        return cls(stage.job, stage.t, stage.state, stage.detail, stage.backend, reason, at)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The build ended: `result` says how, with all that is known of it. `reason` is on a build that
+    never said it started (a skip, a build that failed before its first stage); `at` is unix time."""
+
+    job: int
+    t: float
+    result: BuildResult
+    reason: str | None = None
+    at: float | None = None
 
     event = "state"
 
+    @property
+    def state(self) -> State:
+        return self.result.state
 
-@dataclass(frozen=True)
-class SpecSummary:
-    """What a queued build is, as plain data: the model as the user gave it, the engine it writes (""
-    for a build another program writes), the backend asked for, the options as the history stores
-    them, and `history`: what the build's history row says in place of the usual fields ({} for a
-    build of trt-tui's own; None for a job that is no build, the program `trt-tui run` observes)."""
+    @property
+    def detail(self) -> str | None:
+        return self.result.detail
 
-    model: str
-    output: str
-    backend: str
-    options: dict
-    history: dict | None
-
-    def as_dict(self) -> dict:
-        return {"model": self.model, "output": self.output, "backend": self.backend, "options": self.options,
-                "history": self.history}
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> SpecSummary | None:
-        if not data:
-            return None
-        return cls(model=str(data.get("model", "")), output=str(data.get("output", "")),
-                   backend=str(data.get("backend", "")), options=dict(data.get("options") or {}),
-                   history=data.get("history"))
+    @property
+    def error(self) -> str | None:
+        return self.result.error
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,31 +215,10 @@ class StackDump:
     event = "stack"
 
 
-Event = PhaseStart | Step | PhaseFinish | Log | StateChanged | Vitals | StackDump
-
-EVENT_TYPES: dict[str, type] = {cls.event: cls for cls in (PhaseStart, Step, PhaseFinish, Log, StateChanged,
-                                                           Vitals, StackDump)}
-
-
-def event_to_dict(event: Event) -> dict:
-    """The JSON-lines form: `{"event": ..., **fields}` with enums as their values/labels (a state's
-    `fingerprint` stays in process: its `key` says what decides the cache)."""
-    data = {"event": event.event}
-    data.update(asdict(event))
-    if isinstance(event, StateChanged):
-        data["state"] = event.state.value
-        del data["fingerprint"]
-    elif isinstance(event, Log):
-        data["severity"] = event.severity.label
-    return data
-
-
-def event_from_dict(data: dict) -> Event:
-    """Inverse of `event_to_dict`, so recorded JSON traces can be replayed."""
-    cls = EVENT_TYPES[data["event"]]
-    kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-    if cls is StateChanged:
-        kwargs["state"] = State(kwargs["state"])
-    elif cls is Log:
-        kwargs["severity"] = Severity[kwargs["severity"].upper().replace(" ", "_")]
-    return cls(**kwargs)
+StateEvent = Queued | Waiting | Stage | Started | Finished
+STATE_EVENTS = (Queued, Waiting, Stage, Started, Finished)  # the facts of a build's state, for `isinstance`
+EVENT_CLASSES = (PhaseStart, Step, PhaseFinish, Log, *STATE_EVENTS, Vitals, StackDump)
+# Each JSON object's `event` and the record it carries (the state events share one, `StateRecord`).
+EVENT_TYPES: dict[str, type] = {cls.event: cls for cls in (PhaseStart, Step, PhaseFinish, Log, StateRecord, Vitals,
+                                                           StackDump)}
+Event = PhaseStart | Step | PhaseFinish | Log | Queued | Waiting | Stage | Started | Finished | Vitals | StackDump

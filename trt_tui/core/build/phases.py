@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .events import Event, PhaseFinish, PhaseStart, State, StateChanged, Step
+from .events import Event, Finished, PhaseFinish, PhaseStart, State, Step
 
 
 @dataclass
@@ -74,7 +74,7 @@ class PhaseTree:
                 phase.finished = event.t
         else:
             phase = None
-            if isinstance(event, StateChanged) and event.state in (State.CANCELLED, State.FAILED):
+            if isinstance(event, Finished) and event.state in (State.CANCELLED, State.FAILED):
                 # A killed or crashed build never finishes its phases: close them where it stopped.
                 for open_phase in self.phases.values():
                     if open_phase.finished is None:

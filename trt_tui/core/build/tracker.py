@@ -10,15 +10,68 @@ Not thread-safe: each consumer owns its trackers and feeds them from one thread.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import enum
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .events import Event, PhaseFinish, PhaseStart, SpecSummary, StackDump, State, StateChanged, Step, Vitals
+from .events import (
+    Event,
+    Finished,
+    Log,
+    PhaseFinish,
+    PhaseStart,
+    Queued,
+    StackDump,
+    Stage,
+    Started,
+    StateEvent,
+    Step,
+    Vitals,
+    Waiting,
+)
+from .payloads import BuildResult, Forecast, SpecSummary
 from .phases import Phase, PhaseTree
+from .states import State
 
-__all__ = ["BuildTracker", "Trackers"]
+__all__ = ["BuildTracker", "Change", "Trackers", "What"]
 
-_CALLBACKS = (PhaseStart, Step, PhaseFinish)
+
+class What(enum.Enum):
+    """What one event changed in a build's state."""
+
+    PHASE_STARTED = "phase started"
+    STEPPED = "stepped"
+    PHASE_FINISHED = "phase finished"
+    LOGGED = "logged"
+    QUEUED = "queued"
+    WAITING = "waiting"  # it waits, and says why (`BuildTracker.detail`)
+    STARTED = "started"  # it started, and says why it builds (`BuildTracker.reason`)
+    STAGE = "stage"  # it moved on to its next stage
+    FINISHED = "finished"  # it ended (`BuildTracker.final`)
+    VITALS = "vitals"  # a reading of its process (`BuildTracker.last_vitals`)
+    VERDICT = "verdict"  # a reading whose verdict differs from the last one's (stalled, working again)
+    STACK = "stack"  # its stacks (`BuildTracker.stack`)
+    NOTHING = "nothing"  # a state after its end: nothing comes after the end
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What `BuildTracker.apply` did with one event: `what` changed, the `phase` it touched (started,
+    stepped or finished), the `log` line it added, the `state` event it folded in."""
+
+    what: What
+    phase: Phase | None = None
+    log: Log | None = None
+    state: StateEvent | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.what is What.FINISHED
+
+
+_PHASE_CHANGES = {PhaseStart: What.PHASE_STARTED, Step: What.STEPPED, PhaseFinish: What.PHASE_FINISHED}
 
 
 class BuildTracker:
@@ -27,12 +80,11 @@ class BuildTracker:
     def __init__(self, job: int) -> None:
         self.job = job
         self.tree = PhaseTree()
-        self.spec: SpecSummary | None = None  # what was queued (the first `queued` state says)
+        self.spec: SpecSummary | None = None  # what was queued (its `Queued` says)
         self.state = State.QUEUED
-        self.forecast: dict | None = None
+        self.forecast: Forecast | None = None
         self.reason: str | None = None  # why it builds (or "up to date")
-        self.detail: str | None = None  # of the latest state
-        self.error: str | None = None
+        self.detail: str | None = None  # of the latest state: why it waits, what it does
         self.backend: str | None = None  # the TensorRT that builds, with its version, once it says
         self.queued_at: float | None = None  # unix time it was queued
         self.started_at: float | None = None  # unix time its clock started (None: it never started)
@@ -40,56 +92,87 @@ class BuildTracker:
         self.last_vitals: Vitals | None = None
         self.stack: StackDump | None = None  # the latest stack its watch took
         self.last_callback: float | None = None  # build-clock time of the latest phase event
-        self.final: StateChanged | None = None  # the final state, with the outcome
+        self.final: Finished | None = None  # its end, with the result
         self.stopped: set[int] = set()  # phases a cancel ended (TensorRT's own, or closed by the tree)
         self._finish_order: list[int] = []  # phases in the order they finished
+        self._fold: dict[type, Callable[[Any, Phase | None], Change]] = {PhaseStart: self._phase, Step: self._phase, PhaseFinish: self._phase, Log: self._log,
+                      Queued: self._queued, Waiting: self._waiting, Stage: self._stage, Started: self._started,
+                      Finished: self._finished, Vitals: self._vitals, StackDump: self._stack}
 
     # -- folding ----------------------------------------------------------------------------------
 
-    def apply(self, event: Event) -> Phase | None:
-        """Fold one event in; returns the phase it touched (None for other events)."""
-        kind = type(event)
-        phase = self.tree.apply(event)
-        if kind in _CALLBACKS:
-            self.last_callback = event.t
-            if kind is PhaseFinish and phase is not None:
-                self._finish_order.append(phase.id)
-        elif type(event) is StateChanged:
-            self._state(event)
-        elif type(event) is Vitals:
-            self.last_vitals = event
-        elif type(event) is StackDump:
-            self.stack = event
-        return phase
+    def apply(self, event: Event) -> Change:
+        """Fold one event in; says what it changed."""
+        phase = self.tree.apply(event)  # the tree keeps the build's clock from every kind of event
+        return self._fold[type(event)](event, phase)
+
+    def _phase(self, event: PhaseStart | Step | PhaseFinish, phase: Phase | None) -> Change:
+        self.last_callback = event.t
+        what = _PHASE_CHANGES[type(event)]
+        if what is What.PHASE_FINISHED and phase is not None:
+            self._finish_order.append(phase.id)
+        return Change(what, phase)
+
+    def _log(self, event: Log, phase: Phase | None) -> Change:
+        return Change(What.LOGGED, log=event)
+
+    def _vitals(self, event: Vitals, phase: Phase | None) -> Change:
+        last, self.last_vitals = self.last_vitals, event
+        changed = event.verdict != (last.verdict if last is not None else "working")
+        return Change(What.VERDICT if changed else What.VITALS)
+
+    def _stack(self, event: StackDump, phase: Phase | None) -> Change:
+        self.stack = event
+        return Change(What.STACK)
+
+    def _queued(self, event: Queued, phase: Phase | None) -> Change:
+        if self.final is not None:
+            return Change(What.NOTHING)
+        self.state, self.detail = State.QUEUED, None
+        self.spec = self.spec or event.spec
+        self.forecast = event.forecast or self.forecast
+        if event.at is not None and self.queued_at is None:
+            self.queued_at = event.at
+        return Change(What.QUEUED, state=event)
+
+    def _waiting(self, event: Waiting, phase: Phase | None) -> Change:
+        if self.final is not None:
+            return Change(What.NOTHING)
+        self.state, self.detail = State.QUEUED, event.why
+        return Change(What.WAITING, state=event)
+
+    def _stage(self, event: Stage | Started, phase: Phase | None) -> Change:
+        if self.final is not None:
+            return Change(What.NOTHING)
+        self.state, self.detail = event.state, event.detail
+        self.backend = event.backend or self.backend
+        return Change(What.STAGE, state=event)
+
+    def _started(self, event: Started, phase: Phase | None) -> Change:
+        if self._stage(event, phase).what is What.NOTHING:
+            return Change(What.NOTHING)
+        self.reason = event.reason or self.reason
+        if event.at is not None and self.started_at is None:
+            self.started_at = event.at - event.t
+        return Change(What.STARTED, state=event)
+
+    def _finished(self, event: Finished, phase: Phase | None) -> Change:
+        if self.final is not None:
+            return Change(What.NOTHING)
+        result = event.result
+        self.state, self.detail, self.final, self.ended_at = result.state, result.detail, event, event.at
+        self.reason = event.reason or self.reason
+        self.backend = result.backend or self.backend
+        if event.at is not None and self.started_at is None and event.t > 0:
+            # (a build that ends at time 0 without a start never ran: cancelled while queued)
+            self.started_at = event.at - event.t
+        if result.state is State.CANCELLED:
+            self._mark_stopped()
+        return Change(What.FINISHED, state=event)
 
     def extend(self, events: Iterable[Event]) -> None:
         for event in events:
             self.apply(event)
-
-    def _state(self, event: StateChanged) -> None:
-        if self.final is not None:
-            return  # nothing comes after the end
-        self.state = event.state
-        self.detail, self.error = event.detail, event.error
-        if event.spec is not None and self.spec is None:
-            self.spec = SpecSummary.from_dict(event.spec)
-        if event.forecast is not None:
-            self.forecast = event.forecast
-        if event.reason:
-            self.reason = event.reason
-        if event.backend:
-            self.backend = event.backend
-        if event.at is not None:
-            if event.state is State.QUEUED:
-                self.queued_at = self.queued_at if self.queued_at is not None else event.at
-            elif self.started_at is None and not (event.state.final and event.t <= 0):
-                # (a build that ends at time 0 as its first state never ran: cancelled while queued)
-                self.started_at = event.at - event.t
-        if event.state.final:
-            self.final = event
-            self.ended_at = event.at
-            if event.state is State.CANCELLED:
-                self._mark_stopped()
 
     def _mark_stopped(self) -> None:
         """A cancel ends the phases running then: TensorRT finishes them early, innermost first, just
@@ -102,6 +185,15 @@ class BuildTracker:
         self.stopped.update(pid for pid, phase in self.tree.phases.items() if phase.stopped)
 
     # -- reading -----------------------------------------------------------------------------------
+
+    @property
+    def result(self) -> BuildResult | None:
+        """How it ended; None while it runs."""
+        return self.final.result if self.final is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return self.final.result.error if self.final is not None else None
 
     @property
     def model(self) -> str:
@@ -137,7 +229,7 @@ class BuildTracker:
     @property
     def backend_name_version(self) -> tuple[str, str]:
         """(name, version) of the TensorRT that built it, from the final state's "name version"."""
-        text = (self.final.backend if self.final is not None else None) or self.backend or ""
+        text = self.backend or ""
         name, _, version = text.partition(" ")
         return name, version
 

@@ -20,7 +20,8 @@ from ..build.memory_limit import Confinement, MemoryLimit, killed_by_limit, oom_
 from ..files.atomic import remove_stale_temps
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 from . import malloc, own_memory
-from .executor import Executor
+from .executor import DEFAULT_CANCEL_GRACE, Executor, ExecutorSettings
+from .executor_registry import DEFAULT_EXECUTOR, make_executor
 from .follower import Follower
 from .follower import finish as _finish
 from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["DEFAULT_CANCEL_GRACE", "DEFAULT_EXECUTOR", "Executor", "ProcessExecutor", "ThreadExecutor",
-           "make_executor", "prewarmed"]
+           "make_executor"]
 
 
 class ThreadExecutor(Executor):
@@ -41,6 +42,12 @@ class ThreadExecutor(Executor):
     next callback, and a crash inside TensorRT takes the process with it."""
 
     name = "thread"
+    help = "on a thread of this process"
+    local = True  # its builds take this host's GPUs one each, unpinned (CUDA reads the pin once per process)
+
+    @classmethod
+    def create(cls, settings: ExecutorSettings) -> ThreadExecutor:
+        return cls(settings.vitals)
 
     IDLE_RELEASE = 10.0  # seconds without a build before the heap the builds kept goes back
 
@@ -119,7 +126,14 @@ class ProcessExecutor(TransportExecutor):
     """
 
     name = "process"
+    help = "in a child process of its own: a hard cancel, a crash fails one build"
+    own_process = local = pins_gpus = memory_limits = True
     STOPPED = "the child process was stopped"
+
+    @classmethod
+    def create(cls, settings: ExecutorSettings) -> ProcessExecutor:
+        return cls(cancel_grace=settings.cancel_grace, vitals=settings.vitals, spare_memory=settings.spare_memory,
+                   spares=settings.jobs, memory_limit=settings.memory_limit)
 
     def __init__(self, cancel_grace: float = 0.5, warm: bool = True,
                  vitals: VitalsConfig | None = DEFAULT_VITALS, spare_memory: int | None = None,
@@ -143,6 +157,9 @@ class ProcessExecutor(TransportExecutor):
         self.build = run_build
         self.pin_env: Callable[[BuildJob], dict[str, str]] = lambda job: {}  # the GPU slots' `pin_env`
         self._reapers: list[threading.Thread] = []  # reaping children that reported their outcome
+
+    def pin_gpus(self, pin_env: Callable[[BuildJob], dict[str, str]]) -> None:
+        self.pin_env = pin_env
 
     def pid_of(self, job: BuildJob) -> int | None:
         """The pid of the process building `job`, while there is one."""
@@ -316,10 +333,11 @@ class _ChildFollower(Follower):
 
     def _final_state(self) -> Outcome | None:
         """The child's own final state, where its event got through but its outcome message did not."""
-        last = self.last_state
-        if last is None or not last.state.final:
+        last = self.reported_end
+        if last is None:
             return None
-        return Outcome(last.state, error=last.error, detail=last.detail, engine_bytes=last.engine_bytes)
+        return Outcome(last.state, error=last.result.error, detail=last.result.detail,
+                       engine_bytes=last.result.engine_bytes)
 
     def failure(self, exitcode) -> str:
         """How a child that ended without an outcome ended (its exit code), in the user's words."""
@@ -348,40 +366,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-DEFAULT_EXECUTOR = "process"
-# A cancel that TensorRT has not honoured by then is forced: short, since a user who pressed cancel
-# wants it gone, and stopping the child writes nothing.
-DEFAULT_CANCEL_GRACE = 0.5
-
-
-def prewarmed(executor: Executor, builds: int | None = None) -> Executor:
-    """`executor`, its spare build processes started now where it keeps any (the process executor's
-    `prewarm`); `builds`, if known, is how many builds will come (no spare is started past the last)."""
-    executor.prewarm(builds)
-    return executor
-
-
-def make_executor(name: str | None = None, *, cancel_grace: float = DEFAULT_CANCEL_GRACE,
-                  ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                  spare_memory: int | None = None, jobs: int = 1, memory_limit: MemoryLimit | None = None) -> Executor:
-    """`name` None picks the default, the child process: measured (BENCHMARKS.md), it costs a little
-    per build and buys a forced cancel at once instead of after a whole TensorRT step, crash
-    isolation, and a parent that stays small instead of holding every build's TensorRT memory. `jobs`: how many builds may run at once; the process executor keeps
-    as many spare build processes waiting (at most `pool.MAX_SPARES`). `memory_limit`: each build
-    process is put under it; only the process executor has a process of the build's own to limit."""
-    name = name or DEFAULT_EXECUTOR
-    if memory_limit is not None and name != "process":
-        raise ValueError(f"--memory-limit needs --executor process: the {name} executor has no build process"
-                         " of its own to limit")
-    if name == "thread":
-        return ThreadExecutor(vitals)
-    if name == "process":
-        return ProcessExecutor(cancel_grace=cancel_grace, vitals=vitals, spare_memory=spare_memory, spares=jobs,
-                               memory_limit=memory_limit)
-    if name == "ray":  # an optional extra: imported only when asked for
-        from .ray_executor import RayExecutor
-
-        return RayExecutor(cancel_grace=cancel_grace, vitals=vitals, **(ray or {}))
-    raise ValueError(f"unknown executor {name!r}")

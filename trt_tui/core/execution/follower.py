@@ -12,8 +12,12 @@ import time
 from typing import Any
 
 from ..build.driver import Outcome
-from ..build.events import PhaseFinish, PhaseStart, State, StateChanged, Step, Vitals
+from ..build.events import Finished, Vitals
 from ..build.phases import PhaseTree, cancelled_detail
+from ..build.states import State
+from ..build.tracker import BuildTracker, What
+
+_CALLBACKS = (What.PHASE_STARTED, What.STEPPED, What.PHASE_FINISHED)
 
 BuildJob = Any  # job.BuildJob, not imported: only its `sink` and `spec` are used
 
@@ -25,27 +29,33 @@ class Follower:
         self.job = job
         self.sink = sink or job.sink
         self.t0 = started  # on this process's monotonic clock
-        self.tree = PhaseTree()
         self.last_callback = started  # when the last TensorRT callback came through (the cancel grace)
-        self.last_state: StateChanged | None = None
-        # A build that samples its own process (a Ray task) sends its vitals with its events: the
-        # latest says which process builds, and its peak goes on the final state this side reports.
-        self.last_vitals: Vitals | None = None
+        # What its events said: the phase it is in, its stage, its end if it reported one; and, for a
+        # build that samples its own process (a Ray task), its latest vitals: which process builds,
+        # and the peak that goes on the final state this side reports.
+        self.build = BuildTracker(job.id)
 
     def now(self) -> float:
         return time.monotonic() - self.t0
 
     def relay(self, batch: list) -> None:
         for event in batch:
-            kind = type(event)
-            if kind is PhaseStart or kind is Step or kind is PhaseFinish:
-                self.tree.apply(event)
+            if self.build.apply(event).what in _CALLBACKS:
                 self.last_callback = time.monotonic()
-            elif kind is StateChanged:
-                self.last_state = event
-            elif kind is Vitals:
-                self.last_vitals = event
             self.sink(event)
+
+    @property
+    def tree(self) -> PhaseTree:
+        return self.build.tree
+
+    @property
+    def last_vitals(self) -> Vitals | None:
+        return self.build.last_vitals
+
+    @property
+    def reported_end(self) -> Finished | None:
+        """The end the build reported, where its event got through."""
+        return self.build.final
 
     @property
     def peak_rss_bytes(self) -> int | None:
@@ -79,14 +89,12 @@ class Follower:
         path = self.phase_path()
         if path:
             return f"while building (in {path[-1]})"
-        state = self.last_state.state if self.last_state is not None else State.QUEUED
         return {State.PARSING: "while parsing", State.BUILDING: "while building",
-                State.WRITING: "while writing the engine"}.get(state, "while starting")
+                State.WRITING: "while writing the engine"}.get(self.build.state, "while starting")
 
 
 def finish(job: BuildJob, t: float, outcome: Outcome, sink=None, peak_rss_bytes: int | None = None) -> Outcome:
     """Report how a build that ran elsewhere ended, as its final state (into `sink`, else the job's),
     and return it."""
-    (sink or job.sink)(StateChanged(job.id, t, outcome.state, error=outcome.error, detail=outcome.detail,
-                                    engine_bytes=outcome.engine_bytes, peak_rss_bytes=peak_rss_bytes))
+    (sink or job.sink)(Finished(job.id, t, outcome.result(peak_rss_bytes)))
     return outcome

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ..build.events import Log, Severity, State, StateChanged
+from ..build.events import Log, Severity, Waiting
 
 if TYPE_CHECKING:
     from ..build.driver import BuildSpec
@@ -123,7 +123,7 @@ class GpuSlots:
         why = f"waiting: {busy}"
         if self._said.get(job.id) != why:
             self._said[job.id] = why
-            job.sink(StateChanged(job.id, 0.0, State.QUEUED, detail=why))
+            job.sink(Waiting(job.id, 0.0, why))
         return False
 
     @property

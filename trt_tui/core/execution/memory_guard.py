@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..build.events import Log, Severity, State, StateChanged
+from ..build.events import Log, Severity, Waiting
 from ..build.memory_limit import CGROUP_ROOT, MemoryLimit, limit_text, own_cgroup, own_limit
+from ..build.payloads import Forecast
 from ..files.units import human_bytes
-from ..history.forecast import FIT_FROM, UNKNOWN, Forecast, forecast, model_bytes
+from ..history.forecast import FIT_FROM, UNKNOWN, forecast, model_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -142,5 +143,5 @@ class MemoryGuard:
         why = f"waiting: needs ~{human_bytes(need)}, {human_bytes(free)} free"
         if self._said.get(job.id) != why:  # at most once a `RECHECK`, as the figure changes
             self._said[job.id] = why
-            job.sink(StateChanged(job.id, 0.0, State.QUEUED, detail=why))
+            job.sink(Waiting(job.id, 0.0, why))
         return False

@@ -23,7 +23,9 @@ process behind. A cluster at an address has `connect_timeout` seconds to answer,
 for Ray ends as soon as it is cancelled (Ray's own init can wait minutes, and would hold a signal). A Ray this process had already
 initialised is used as it is and left running.
 
-`ray` is imported only here, and only when an executor is made: it is an optional extra.
+`ray` is imported only here, and only when an executor connects: it is an optional extra. This module
+is imported to list its options (`executor_registry`), so the task's and the host's modules load when
+the executor connects too.
 """
 
 from __future__ import annotations
@@ -32,18 +34,21 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..build import engine_file
 from ..build.driver import BuildError, Outcome, run_build
-from ..build.events import State, StateChanged
+from ..build.events import Stage, State
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
+from .executor import ExecutorOption, ExecutorSettings
 from .follower import Follower
 from .follower import finish as _finish
-from .ray_host import TCP_CONNECT, ConnectCancelled, RayHost
-from .ray_task import EventRelay, build_task, shipment_of
 from .transport import Ended, RunningBuild, TransportExecutor
+
+if TYPE_CHECKING:
+    from .ray_host import RayHost
 
 BuildJob = Any  # scheduler.BuildJob, not imported: the scheduler imports the executors
 
@@ -107,9 +112,51 @@ def parse_resource(text: str) -> tuple[str, float]:
     return name, value
 
 
+def connect_timeout(value: object) -> float:
+    """--ray-connect-timeout's value (text from the command line, a number from a config file): a
+    finite number of seconds, zero or more. ValueError: says what is wrong."""
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"--ray-connect-timeout: {value!r} is not a number of seconds") from None
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"--ray-connect-timeout: must be 0 or more seconds, not {value}")
+    return seconds
+
+
 class RayExecutor(TransportExecutor):
     name = "ray"
+    help = "as a Ray task, on this machine or a cluster (pip install 'trt-tui[ray]')"
+    options = (
+        ExecutorOption("ray-address", "Ray cluster to build on (default: $RAY_ADDRESS, else a local Ray for this run)",
+                       metavar="ADDR"),
+        ExecutorOption("ray-connect-timeout", "how long the cluster at --ray-address has to answer"
+                       f" (default {CONNECT_TIMEOUT:g}; 0: as long as Ray waits)", metavar="SECONDS"),
+        ExecutorOption("ray-gpu", "each build asks for one GPU of this Ray accelerator type", metavar="TYPE"),
+        ExecutorOption("ray-resource", "each build asks for this custom Ray resource, e.g. sm_89 (repeatable)",
+                       metavar="NAME[=N]", repeatable=True),
+    )
+    own_process = True  # a Ray worker's, on whichever node Ray places it
+    outlives_exit = True  # a local Ray it started is shut down by Ray's own exit hook
     STOPPED = "the Ray task was cancelled with force=True"
+
+    @classmethod
+    def configure(cls, given: Mapping[str, Any]) -> dict[str, Any]:
+        if not ray_available():
+            raise RuntimeError(RAY_MISSING)
+        resources = dict(parse_resource(text) for text in given.get("ray_resource") or [])
+        options = {"address": given.get("ray_address"),
+                   "resources": RayResources(gpu_type=given.get("ray_gpu"), resources=resources)}
+        if given.get("ray_connect_timeout") is not None:
+            options["connect_timeout"] = connect_timeout(given["ray_connect_timeout"])
+        return options
+
+    @classmethod
+    def create(cls, settings: ExecutorSettings) -> RayExecutor:
+        """A local Ray gets as many CPUs as builds may run at once."""
+        return cls(settings.options.get("address"), cancel_grace=settings.cancel_grace,
+                   resources=settings.options.get("resources"), local_cpus=settings.jobs, vitals=settings.vitals,
+                   connect_timeout=settings.options.get("connect_timeout", CONNECT_TIMEOUT))
 
     def __init__(self, address: str | None = None, *, cancel_grace: float = 0.5,
                  resources: RayResources | None = None, local_cpus: int | None = None,
@@ -141,6 +188,9 @@ class RayExecutor(TransportExecutor):
         waits for Ray until it is up, until the connect timeout (with an address), or until the build
         is cancelled (`ConnectCancelled`): a cluster that never answers cannot hold a cancel or a signal."""
         import ray
+
+        from .ray_host import TCP_CONNECT, ConnectCancelled, RayHost
+        from .ray_task import EventRelay, build_task
 
         with self._lock:
             if self._ready:
@@ -229,6 +279,9 @@ class RayExecutor(TransportExecutor):
     def _run_task(self, job: BuildJob, task: RunningBuild) -> Outcome:
         import ray
 
+        from .ray_host import ConnectCancelled
+        from .ray_task import shipment_of
+
         spec = job.spec
         try:
             shipment = shipment_of(job.id, spec, self.vitals, self.build)
@@ -277,7 +330,7 @@ class RayExecutor(TransportExecutor):
         spec = job.spec
         if not engine:
             return Outcome(State.FAILED, error=f"{spec.model}: the Ray task returned no engine")
-        job.sink(StateChanged(job.id, follower.now(), State.WRITING))
+        job.sink(Stage(job.id, follower.now(), State.WRITING))
         try:  # with its sidecar, as a local build installs it; the digest is of the bytes that came back
             size, digest = engine_file.install(engine, spec.output,
                                                lambda: outcome.engine_sha256 or hashlib.sha256(engine).hexdigest())

@@ -38,7 +38,7 @@ from ..build.driver import (
     check_output_writable,
     run_build,
 )
-from ..build.events import Log, State, StateChanged
+from ..build.events import Finished, Log, Stage, State
 from ..files import atomic
 from ..model.modelinfo import ModelInfoError, read_model_info
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig, watch_build
@@ -160,7 +160,7 @@ def task_sender(job: int, buffer: EventBuffer, relay, rewrite, cancel: threading
     def push(batch: list) -> None:
         import ray
 
-        batch = [e for e in batch if not (type(e) is StateChanged and (e.state.final or e.state is State.WRITING))]
+        batch = [e for e in batch if not (type(e) is Finished or (type(e) is Stage and e.state is State.WRITING))]
         if ray.get(relay.push.remote(job, rewrite(batch))):
             cancel.set()
 
@@ -184,8 +184,8 @@ class _Renamer:
         out = []
         for event in batch:
             kind = type(event)
-            if kind is StateChanged and (event.error or event.detail):
-                event = replace(event, error=self.text(event.error), detail=self.text(event.detail))
+            if kind is Stage and event.detail:
+                event = replace(event, detail=self.text(event.detail))
             elif kind is Log:
                 event = replace(event, message=self.text(event.message))
             out.append(event)

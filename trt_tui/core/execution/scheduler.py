@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Protocol
 
 from ..build.driver import BuildSpec, Outcome
-from ..build.events import Event, State, StateChanged
+from ..build.events import Event, Finished, State
 from ..cache.engine_cache import EngineCache
 from ..observe.vitals import dump_stack
+from .cached_build import build_through_cache
 from .executor import Executor
 from .executors import ThreadExecutor
 from .gpu_slots import GpuSlots
@@ -199,7 +200,7 @@ class Scheduler:
             outcome = relay(job)
         except Exception as exc:  # the relays never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
-            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+            job.sink(Finished(job.id, 0.0, outcome.result()))
         job.end(outcome)
         job.finished = time.monotonic()
         self._wake.set()
@@ -342,38 +343,10 @@ class Scheduler:
 
     def _run_job(self, job: BuildJob) -> None:
         try:
-            cache = self.cache
-            decision = cache.decide(job.spec) if cache is not None else None
-            outcome = decision.skip if decision is not None else None
-            if decision is not None:
-                job.fingerprint = decision.fingerprint
-            if outcome is None:
-                job.reason = decision.reason if decision is not None else None
-                # A build that happens anyway does not wait for the model to be hashed
-                taking = cache.beside(job.spec) if cache is not None and decision is not None and decision.deferred else None
-                try:
-                    outcome = self.executor.run(job)
-                finally:
-                    if taking is not None:  # a cancelled build does not wait for the hashing to end
-                        cancelled = outcome is None or outcome.state is State.CANCELLED
-                        job.fingerprint = taking.result(wait=not cancelled)
-                fingerprint = job.fingerprint
-                # a fingerprint or a hashing under way means a cache looked
-                if cache is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
-                    if fingerprint is not None:
-                        cache.record(job.spec, fingerprint, outcome)
-                    elif taking is not None and taking.changed:
-                        cache.record_changed(job.spec, outcome)
-            else:
-                assert decision is not None  # only a cache's decision skips a build
-                built_by = decision.fingerprint  # the engine kept: the backend that built it
-                backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
-                job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
-                                      engine_bytes=outcome.engine_bytes, reason=decision.reason,
-                                      backend=backend or None))
+            outcome = build_through_cache(self.cache, self.executor, job)
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
-            job.sink(StateChanged(job.id, 0.0, State.FAILED, error=outcome.error))
+            job.sink(Finished(job.id, 0.0, outcome.result()))
         job.end(outcome)
         job.finished = time.monotonic()
         with self._lock:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Protocol
 from ..build.memory_limit import MemoryLimit, sweep
 from ..cache.engine_cache import EngineCache
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
-from .executor import Executor
-from .executors import DEFAULT_CANCEL_GRACE, ProcessExecutor, make_executor
+from .executor import DEFAULT_CANCEL_GRACE, Executor
+from .executor_registry import make_executor
 from .gpu_slots import GpuSlots
 from .memory_guard import MemoryGuard
 from .scheduler import Scheduler
@@ -59,30 +59,29 @@ class Session:
 def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float = DEFAULT_CANCEL_GRACE, *,
                  history: str | os.PathLike | None = None, record_history: bool = True,
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj: Executor | None = None,
-                 ray: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
+                 executor_options: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  spare_memory: int | None = None, pump_interval: float | None = None,
                  memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None) -> Session:
-    """`ray`: the Ray executor's options (address, resources); a local Ray gets `jobs` CPUs.
+    """`executor` names the executor made (`executor_registry`) unless `executor_obj` is given;
+    `executor_options`: its own options (as the command line gives them).
     `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
     `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default).
     `memory_limit`: each build process's limit (an `executor_obj` given was made with it). Builds are
     admitted by their memory forecast (`memory_guard`), from the history when it is kept. `gpus`: the
     GPUs full-TensorRT builds take one each (`gpu_slots`; None: every GPU there is)."""
     if executor_obj is None:
-        ray_options = {"local_cpus": jobs, **(ray or {})} if executor == "ray" else None
-        executor_obj = make_executor(executor, cancel_grace=cancel_grace, ray=ray_options, vitals=vitals,
-                                     spare_memory=spare_memory, jobs=jobs, memory_limit=memory_limit)
+        executor_obj = make_executor(executor, cancel_grace=cancel_grace, options=executor_options or {},
+                                     vitals=vitals, spare_memory=spare_memory, jobs=jobs, memory_limit=memory_limit)
     engine_cache = EngineCache() if cache else None
     guard = MemoryGuard(None, memory_limit, hasher=engine_cache.hasher if engine_cache else None,
                         pid_of=executor_obj.pid_of)
-    # Full-TensorRT builds one per GPU, on this host's builds only: Ray places its tasks on its nodes'
-    # GPUs itself, and an observed program builds where it already runs. The thread executor cannot
-    # pin a build to its GPU (one process: CUDA reads CUDA_VISIBLE_DEVICES once), so its builds are
-    # given one each but not pinned, and their logs say so; the process executor pins each process.
-    local = executor_obj.name in ("thread", "process")
-    slots = GpuSlots(gpus, pins=executor_obj.name == "process") if local else None
-    if slots is not None and slots.pins and isinstance(executor_obj, ProcessExecutor):  # pins: a process one
-        executor_obj.pin_env = slots.pin_env
+    # Full-TensorRT builds one per GPU, on this host's builds only (`Executor.local`): Ray places its
+    # tasks on its nodes' GPUs itself, and an observed program builds where it already runs. An executor
+    # that cannot pin a build to its GPU (a thread: CUDA reads CUDA_VISIBLE_DEVICES once per process)
+    # has its builds given one each but not pinned, and their logs say so.
+    slots = GpuSlots(gpus, pins=executor_obj.pins_gpus) if executor_obj.local else None
+    if slots is not None and slots.pins:
+        executor_obj.pin_gpus(slots.pin_env)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
                           **({} if pump_interval is None else {"pump_interval": pump_interval}))
     if memory_limit is not None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..build.memory_limit import MemoryLimit
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
-from .executors import DEFAULT_CANCEL_GRACE, Executor
+from .executor import DEFAULT_CANCEL_GRACE, Executor
 
 if TYPE_CHECKING:  # the session's modules (cache, scheduler, history) load when one is opened
     from .session import Session
@@ -22,37 +22,40 @@ if TYPE_CHECKING:  # the session's modules (cache, scheduler, history) load when
 @dataclass(frozen=True)
 class SessionSettings:
     jobs: int = 2  # builds at once
-    executor: str | None = None  # "thread", "process", "ray"; None: the default (`make_executor`)
+    executor: str | None = None  # an executor's name (`executor_registry`); None: the default
     cancel_grace: float = DEFAULT_CANCEL_GRACE
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
     trace: str | None = None  # a Chrome trace-event file to write the builds' phases to
     cache: bool = True  # skip a build whose engine is current
-    ray: dict | None = None  # the Ray executor's options (address, resources), with executor "ray"
+    executor_options: dict | None = None  # the executor's own options, as its `configure` made them
     vitals: VitalsConfig | None = DEFAULT_VITALS
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
     memory_limit: MemoryLimit | None = None  # each build process's limit (`core.build.memory_limit`)
     gpus: tuple[str, ...] | None = None  # the GPUs full-TensorRT builds take one each (`core.execution.gpu_slots`)
 
-    def prewarmed_executor(self, builds: int | None = None) -> Executor | None:
+    def prewarmed_executor(self, builds: int | None = None) -> Executor:
         """The executor, its spare build processes started now: their imports (TensorRT's) then
         overlap this process's own start (checks of the options and models, the app's first frame)
         instead of following it. Started before any other thread exists, the spares can still be
-        forked (`pool.may_fork`). `builds`, if known, is how many will come (no spare past the last).
-        None for Ray: it has no spare to start, and the session makes it with its cluster options."""
-        from .executors import make_executor, prewarmed
+        forked (`pool.may_fork`). `builds`, if known, is how many will come (no spare past the last)."""
+        executor = self.make_executor()
+        executor.prewarm(builds)
+        return executor
 
-        if self.executor == "ray":
-            return None
-        return prewarmed(make_executor(self.executor, cancel_grace=self.cancel_grace, vitals=self.vitals,
-                                       spare_memory=self.spare_memory, jobs=self.jobs,
-                                       memory_limit=self.memory_limit), builds)
+    def make_executor(self) -> Executor:
+        from .executor import ExecutorSettings
+        from .executor_registry import executor_class
+
+        settings = ExecutorSettings(cancel_grace=self.cancel_grace, vitals=self.vitals, jobs=self.jobs,
+                                    spare_memory=self.spare_memory, memory_limit=self.memory_limit,
+                                    options=self.executor_options or {})
+        return executor_class(self.executor).create(settings)
 
     def open(self, executor: Executor | None = None, pump_interval: float | None = None) -> Session:
         """The session: scheduler, `executor` (else one made now), cache, history, trace.
         `pump_interval`: how often subscribers get the builds' events (None: the scheduler's)."""
         from .session import make_session
 
-        return make_session(self.jobs, self.executor, self.cancel_grace, history=self.history, trace=self.trace,
-                            cache=self.cache, executor_obj=executor, ray=self.ray, vitals=self.vitals,
-                            spare_memory=self.spare_memory, pump_interval=pump_interval,
+        return make_session(self.jobs, history=self.history, trace=self.trace, cache=self.cache,
+                            executor_obj=executor or self.make_executor(), pump_interval=pump_interval,
                             memory_limit=self.memory_limit, gpus=self.gpus)

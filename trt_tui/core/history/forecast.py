@@ -18,34 +18,12 @@ The forecast's error against the measured peak goes into the history with the bu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..files.units import human_bytes
+from ..build.payloads import Forecast
 
 SAME_MODEL_FROM = 3  # newest builds of the same model and options whose largest peak is the forecast
 FIT_FROM = 200  # newest measured builds the line is fitted to
-
-
-@dataclass(frozen=True)
-class Forecast:
-    peak_bytes: int | None  # None: unknown
-    basis: str  # "same model", "fitted", "unknown"
-    spread: float | None = None  # a fitted forecast's relative spread (0.2: ±20%)
-    model_bytes: int | None = None  # the model's size, with its external data
-
-    @property
-    def text(self) -> str:
-        """'~6.1 GiB', '~6.1 GiB ±18%', 'unknown'."""
-        if self.peak_bytes is None:
-            return "unknown"
-        spread = f" ±{self.spread * 100:.0f}%" if self.spread is not None else ""
-        return f"~{human_bytes(self.peak_bytes)}{spread}"
-
-    def as_dict(self) -> dict:
-        """The `forecast` of the JSON `state` queued event."""
-        return {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text,
-                "model_bytes": self.model_bytes}
 
 
 UNKNOWN = Forecast(None, "unknown")
@@ -114,13 +92,13 @@ def fit(measured: list[tuple]) -> tuple[float, float, float | None] | None:
     return line[0], line[1], max(misses) if misses else None
 
 
-def forecast_fields(forecast: dict | None, peak: int | None) -> dict:
-    """The history's columns for a build's forecast (`Forecast.as_dict`, as its queued state says):
+def forecast_fields(forecast: Forecast | None, peak: int | None) -> dict:
+    """The history's columns for a build's forecast (as its queued state says):
     its size, the forecast and its error (measured peak minus forecast: positive when the build
     needed more than forecast)."""
     if forecast is None:
         return {}
-    forecast_bytes = forecast.get("peak_bytes")
+    forecast_bytes = forecast.peak_bytes
     error = peak - forecast_bytes if peak and forecast_bytes is not None else None
-    return {"model_bytes": forecast.get("model_bytes"), "forecast_bytes": forecast_bytes,
+    return {"model_bytes": forecast.model_bytes, "forecast_bytes": forecast_bytes,
             "forecast_error_bytes": error}

@@ -29,7 +29,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 def record_of(build: BuildTracker) -> dict:
     """The `History.record` fields of a build that has ended."""
-    final = build.final
+    final = build.result
     assert final is not None
     spec = build.spec
     error = final.error

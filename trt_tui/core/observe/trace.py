@@ -20,9 +20,9 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..build.events import State, StateChanged, Vitals
+from ..build.events import Finished, State, StateEvent, Vitals
 from ..build.phases import PhaseTree
-from ..build.tracker import BuildTracker
+from ..build.tracker import BuildTracker, What
 from ..files.atomic import atomic_file
 
 __all__ = ["TRACE_MARK", "TraceWriter", "trace_document", "trace_events", "trace_written_by_us", "write_trace"]
@@ -31,6 +31,16 @@ __all__ = ["TRACE_MARK", "TraceWriter", "trace_document", "trace_events", "trace
 # metadata: a file that starts with these bytes is a trace of ours, found without parsing the rest.
 TRACE_MARK = {"writer": "trt-tui"}
 _PREFIX = b'{"otherData":{"writer":"trt-tui"}'
+
+_READINGS = (What.VITALS, What.VERDICT)
+
+
+def _state_args(change: StateEvent) -> dict:
+    """What a state says beyond its name: the error, the detail, the engine's size."""
+    args: dict[str, object] = {"error": change.error, "detail": change.detail}
+    if isinstance(change, Finished):
+        args["engine_bytes"] = change.result.engine_bytes
+    return {key: value for key, value in args.items() if value is not None}
 
 
 def _ns(seconds: float) -> int:
@@ -49,7 +59,7 @@ def trace_events(
     name: str,
     t0: float = 0.0,
     process_name: str | None = None,
-    states: Iterable[StateChanged] = (),
+    states: Iterable[StateEvent] = (),
     vitals: Iterable[Vitals] = (),
 ) -> list[dict]:
     """Metadata naming the track, then one "X" event per phase of `tree` in depth-first start order.
@@ -89,8 +99,7 @@ def trace_events(
     for change in states:
         if change.state is State.QUEUED:
             continue
-        args = {key: value for key in ("error", "detail", "engine_bytes")
-                if (value := getattr(change, key)) is not None}
+        args = _state_args(change)
         events.append({
             "name": change.state.value, "cat": "state", "ph": "i", "s": "t", "pid": pid, "tid": tid,
             "ts": _us(max(0, base + _ns(max(0.0, change.t)))), "args": args,
@@ -132,7 +141,7 @@ class _Track:
     def __init__(self, build: BuildTracker, tid: int) -> None:
         self.build = build
         self.tid = tid
-        self.states: list[StateChanged] = []
+        self.states: list[StateEvent] = []
         self.vitals: list[Vitals] = []
 
 
@@ -160,12 +169,12 @@ class TraceWriter:
                     track = self._tracks[job] = _Track(BuildTracker(job), job)
                 ended = False
                 for event in events:
-                    track.build.apply(event)
-                    if type(event) is StateChanged:
-                        track.states.append(event)
-                        ended = ended or event.state.final
-                    elif type(event) is Vitals:
-                        track.vitals.append(event)
+                    change = track.build.apply(event)
+                    if change.state is not None:
+                        track.states.append(change.state)
+                        ended = ended or change.ended
+                    elif change.what in _READINGS and track.build.last_vitals is not None:
+                        track.vitals.append(track.build.last_vitals)
                 if ended:
                     self._write()
         except Exception as exc:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.events import Event, PhaseFinish, PhaseStart, StackDump, StateChanged, Step, Vitals
+from ..build.events import Event, Finished, PhaseFinish, PhaseStart, StackDump, Step, Vitals
 from .gpu_activity import GpuActivity, gpu_activity
 
 WORKING, STALLED, STOPPED = "working", "stalled", "stopped"
@@ -280,7 +280,7 @@ class VitalsWatch:
         kind = type(event)
         if kind in _CALLBACKS:
             self.last_callback = event.t
-        elif type(event) is StateChanged and event.state.final and not self._finished:
+        elif kind is Finished and not self._finished:
             self._finished = True
             self._stop.set()
             # The last reading, dated at the end it reports so it does not come after it: its peak is

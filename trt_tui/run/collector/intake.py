@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ...core.build.events import Log, Severity, StateChanged
+from ...core.build.events import STATE_EVENTS, Finished, Log, Severity
 from ..output import BURST, RATE, REPORT_EVERY
 
 MAX_OPEN_BUILDS = 32  # builds of one connection followed at once: a thread each
@@ -104,8 +104,8 @@ class Intake:
             job = event.job
             if job not in self.open:  # a refused build's, or one that ended
                 continue
-            if type(event) is StateChanged:
-                if event.state.final:
+            if isinstance(event, STATE_EVENTS):
+                if type(event) is Finished:
                     self._report(job, t, kept)  # its count before its end
                     self.open.discard(job)
                 kept.append(event)

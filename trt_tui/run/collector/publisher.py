@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from ...core.build.events import StateChanged
+from ...core.build.events import Finished
 from ...core.execution.scheduler_protocol import JobView
 from ..relays import ObservedSpec
 from ..reporter import Reporter
@@ -74,7 +74,7 @@ class Publisher:
         reporter, local, sink = build
         for event in events:
             sink(replace(event, job=local))
-        if any(type(event) is StateChanged and event.state.final for event in events):
+        if any(isinstance(event, Finished) for event in events):
             reporter.end_build(local)
             del self.builds[job.id]
             self.passed.add(job.id)

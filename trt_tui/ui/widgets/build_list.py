@@ -22,7 +22,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from ...core.build.events import State
+from ...core.build.events import Forecast, State
 from ...core.files.units import human_bytes, human_seconds
 from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
 from .outside_text import shown
@@ -151,13 +151,13 @@ class BuildList(CachedRows, can_focus=True):
         """What the cell was given: a `str` or a `Text`."""
         return self._rows[int(job)].values[column]
 
-    def set_state(self, job: int, state: State, forecast: dict | None = None) -> None:
-        """`forecast`: a queued build's peak memory forecast (`StateChanged.forecast`), its Peak until
+    def set_state(self, job: int, state: State, forecast: Forecast | None = None) -> None:
+        """`forecast`: a queued build's peak memory forecast (as its `Queued` says), its Peak until
         the build's own is measured."""
         self._rows[job].state = state
         self.set_cell(job, "State", state_text(state, self.palette))
-        if forecast is not None and forecast.get("peak_bytes"):
-            self.set_cell(job, "Peak", f"~{human_bytes(forecast['peak_bytes'])}")
+        if forecast is not None and forecast.peak_bytes:
+            self.set_cell(job, "Peak", f"~{human_bytes(forecast.peak_bytes)}")
         if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
             self._reorder()
 

@@ -1,0 +1,98 @@
+"""What a build's state events carry, as typed values: what was queued (`SpecSummary`), its memory
+forecast (`Forecast`) and how it ended (`BuildResult`).
+
+They live with the events because every consumer reads them there; the history makes forecasts
+(`history.forecast`) and the cache makes keys, but neither is below the build, so the values they
+hand to an event are defined here, as plain data that pickles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from ..files.units import human_bytes
+from .states import State
+
+
+@dataclass(frozen=True)
+class SpecSummary:
+    """What a queued build is, as plain data: the model as the user gave it, the engine it writes (""
+    for a build another program writes), the backend asked for, the options as the history stores
+    them, and `history`: what the build's history row says in place of the usual fields ({} for a
+    build of trt-tui's own; None for a job that is no build, the program `trt-tui run` observes)."""
+
+    model: str
+    output: str
+    backend: str
+    options: dict
+    history: dict | None
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "output": self.output, "backend": self.backend, "options": self.options,
+                "history": self.history}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> SpecSummary | None:
+        if not data:
+            return None
+        return cls(model=str(data.get("model", "")), output=str(data.get("output", "")),
+                   backend=str(data.get("backend", "")), options=dict(data.get("options") or {}),
+                   history=data.get("history"))
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A build's peak host memory, forecast before it starts (`history.forecast` makes them)."""
+
+    peak_bytes: int | None  # None: unknown
+    basis: str  # "same model", "fitted", "unknown"
+    spread: float | None = None  # a fitted forecast's relative spread (0.2: ±20%)
+    model_bytes: int | None = None  # the model's size, with its external data
+
+    @property
+    def text(self) -> str:
+        """'~6.1 GiB', '~6.1 GiB ±18%', 'unknown'."""
+        if self.peak_bytes is None:
+            return "unknown"
+        spread = f" ±{self.spread * 100:.0f}%" if self.spread is not None else ""
+        return f"~{human_bytes(self.peak_bytes)}{spread}"
+
+    def as_dict(self) -> dict:
+        """The `forecast` of the JSON `state` queued event."""
+        return {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text,
+                "model_bytes": self.model_bytes}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Forecast | None:
+        if data is None:
+            return None
+        return cls(data.get("peak_bytes"), str(data.get("basis", "unknown")), data.get("spread"),
+                   data.get("model_bytes"))
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How a build ended: its final state and everything known of it then. `error` is set on FAILED;
+    `detail` explains CANCELLED (which phase, which kind of cancel) and SKIPPED (why the engine is
+    current); `backend` is the TensorRT that built it with its version (on a skip, the one that built
+    the engine kept); `peak_rss_bytes` its build's peak resident memory, `heap_bytes` the heap its build
+    process needed where it had one; `key` the engine cache key it was (or would be) stored under and
+    `fingerprint` what it was built from (`Fingerprint.as_dict`; in process only: the model's digests
+    can be hundreds of KB, and the key says what decides the cache)."""
+
+    state: State
+    error: str | None = None
+    detail: str | None = None
+    engine_bytes: int | None = None
+    peak_rss_bytes: int | None = None
+    backend: str | None = None
+    engine_sha256: str | None = None
+    heap_bytes: int | None = None
+    key: dict | None = None
+    fingerprint: dict | None = None
+
+    def over(self, other: BuildResult) -> BuildResult:
+        """This result where it says something, else `other`: a build may report its end before what
+        only its executor learns (the digest, the heap, the cache's key) is known, and the executor's
+        outcome may lack what only the build saw (why a skip skipped, the backend of the engine kept)."""
+        return replace(other, **{f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)})

@@ -1,0 +1,50 @@
+"""A build through the engine cache: the cache decides whether the engine is current; a current one is
+skipped (its `Finished` says why, and which backend built the engine kept); else the build runs on the
+executor, and a successful one is recorded under what it was built from.
+
+The scheduler runs every job through this, so the queue's logic and the cache's stay apart.
+"""
+
+from __future__ import annotations
+
+from ..build.driver import Outcome
+from ..build.events import BuildResult, Finished
+from ..build.states import State
+from ..cache.engine_cache import EngineCache
+from .executor import Executor
+from .job import BuildJob
+
+__all__ = ["build_through_cache"]
+
+
+def build_through_cache(cache: EngineCache | None, executor: Executor, job: BuildJob) -> Outcome:
+    """`job`'s outcome: skipped where `cache` finds its engine current, else built by `executor`."""
+    if cache is None:
+        return executor.run(job)
+    decision = cache.decide(job.spec)
+    job.fingerprint = decision.fingerprint
+    if decision.skip is not None:
+        built_by = decision.fingerprint  # the engine kept: the backend that built it
+        backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
+        outcome = decision.skip
+        job.sink(Finished(job.id, 0.0, BuildResult(outcome.state, detail=outcome.detail,
+                                                   engine_bytes=outcome.engine_bytes, backend=backend or None),
+                          reason=decision.reason))
+        return outcome
+    job.reason = decision.reason
+    # A build that happens anyway does not wait for the model to be hashed
+    taking = cache.beside(job.spec) if decision.deferred else None
+    cancelled = True  # (or raised)
+    try:
+        outcome = executor.run(job)
+        cancelled = outcome.state is State.CANCELLED
+    finally:
+        if taking is not None:  # a cancelled build does not wait for the hashing to end
+            job.fingerprint = taking.result(wait=not cancelled)
+    # a fingerprint or a hashing under way means a cache looked
+    if outcome.state is State.SUCCEEDED and outcome.engine_bytes:
+        if job.fingerprint is not None:
+            cache.record(job.spec, job.fingerprint, outcome)
+        elif taking is not None and taking.changed:
+            cache.record_changed(job.spec, outcome)
+    return outcome
