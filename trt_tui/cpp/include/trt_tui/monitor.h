@@ -163,7 +163,11 @@ private:
     }
 
     static std::string library_version() {
+#ifdef TRT_TUI_LIBRARY_VERSION
+        int32_t v = TRT_TUI_LIBRARY_VERSION();  // the preload's: it links no TensorRT library
+#else
         int32_t v = getInferLibVersion();  // the library that runs, not the headers compiled against
+#endif
         return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
     }
 

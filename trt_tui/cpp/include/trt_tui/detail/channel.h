@@ -44,6 +44,12 @@ public:
         return *channel;
     }
 
+    // false: a build nobody observes is not drawn either (the preload: the program's stderr is its own).
+    void set_standalone(bool draw) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        standalone_ = draw;
+    }
+
     void set_backend(std::string backend, std::string version) {
         std::lock_guard<std::mutex> lock(mutex_);
         backend_ = std::move(backend);
@@ -192,6 +198,10 @@ private:
     // Under `send_`.
     void deliver(Feed& feed, std::vector<Event> events, bool last) {
         if (!feed.reported) {
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (!standalone_) return;
+            }
             auto it = std::find_if(shown_.begin(), shown_.end(), [&](Shown const& s) { return s.feed == &feed; });
             if (it == shown_.end()) {
                 shown_.push_back(Shown{&feed, Bars(terminal_, feed.name.empty() ? program_name() : feed.name),
@@ -276,6 +286,7 @@ private:
     bool broken_ = false;
     bool collector_ = false;
     bool started_ = false;
+    bool standalone_ = true;
     std::string backend_ = "tensorrt";
     std::string version_;
 

@@ -1,0 +1,150 @@
+// trt-tui's preload: observe and cancel the TensorRT builds of an unmodified C++ program.
+//
+// `trt-tui run` starts the program with this library in LD_PRELOAD. It interposes the builder's C
+// entry point, `createInferBuilder_INTERNAL` (what `nvinfer1::createInferBuilder` calls), and hands
+// the program a builder whose implementation object (`apiv::VBuilder`, to which every inline method
+// of `IBuilder` forwards) forwards in turn to TensorRT's, except the two build calls: each build gets
+// a `trt_tui::Monitor` on its config for its duration, chained to the monitor the program set (if
+// any, called exactly as often), and reports its outcome. Everything else is TensorRT's own.
+//
+// It stands aside, handing back TensorRT's builder untouched, where it could not be right: in a
+// Python process (trt-tui's Python hook observes those builds), for a program compiled against
+// another TensorRT major.minor than this library was (its `VBuilder` may differ; said once on
+// stderr), and for a build whose monitor is already a `trt_tui::Monitor` (the program uses the header).
+// Compiled by `trt-tui cpp build` (or on the first `trt-tui run` of a program that is not Python)
+// against the TensorRT headers that `TRT_TUI_TENSORRT_INCLUDE` names.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+
+static int32_t trt_tui_library_version() noexcept {
+    using Version = int32_t (*)();
+    auto version = reinterpret_cast<Version>(::dlsym(RTLD_DEFAULT, "getInferLibVersion"));
+    return version != nullptr ? version() : 0;
+}
+#define TRT_TUI_LIBRARY_VERSION trt_tui_library_version
+
+#include <trt_tui/monitor.h>
+
+namespace {
+
+using namespace nvinfer1;
+
+// Counts what a stream build writes, for the engine's size.
+class CountingWriter : public IStreamWriter {
+public:
+    explicit CountingWriter(IStreamWriter& inner) : inner_(inner) {}
+    int64_t write(void const* data, int64_t nbBytes) override {
+        int64_t n = inner_.write(data, nbBytes);
+        if (n > 0) written += n;
+        return n;
+    }
+    int64_t written = 0;
+
+private:
+    IStreamWriter& inner_;
+};
+
+// The program's monitor, unless it is trt-tui's already (then the build reports through it).
+bool observed_by_header(IProgressMonitor* own) noexcept {
+    return own != nullptr && dynamic_cast<trt_tui::Monitor*>(own) != nullptr;
+}
+
+class ObservedBuilder : public apiv::VBuilder {
+public:
+    explicit ObservedBuilder(apiv::VBuilder* real) : real_(real) {}
+
+    IHostMemory* buildSerializedNetwork(INetworkDefinition& network, IBuilderConfig& config) noexcept override {
+        IProgressMonitor* own = config.getProgressMonitor();
+        if (observed_by_header(own)) return real_->buildSerializedNetwork(network, config);
+        trt_tui::Monitor monitor(own);
+        config.setProgressMonitor(&monitor);
+        IHostMemory* plan = real_->buildSerializedNetwork(network, config);
+        config.setProgressMonitor(own);
+        monitor.finished(plan);
+        return plan;
+    }
+
+    bool buildSerializedNetworkToStream(INetworkDefinition& network, IBuilderConfig& config,
+                                        IStreamWriter& writer) noexcept override {
+        IProgressMonitor* own = config.getProgressMonitor();
+        if (observed_by_header(own)) return real_->buildSerializedNetworkToStream(network, config, writer);
+        trt_tui::Monitor monitor(own);
+        CountingWriter counting(writer);
+        config.setProgressMonitor(&monitor);
+        bool built = real_->buildSerializedNetworkToStream(network, config, counting);
+        config.setProgressMonitor(own);
+        monitor.finished(built, static_cast<std::size_t>(counting.written));
+        return built;
+    }
+
+    // Everything else is TensorRT's.
+    int32_t getMaxDLABatchSize() const noexcept override { return real_->getMaxDLABatchSize(); }
+    int32_t getNbDLACores() const noexcept override { return real_->getNbDLACores(); }
+    void setGpuAllocator(IGpuAllocator* allocator) noexcept override { real_->setGpuAllocator(allocator); }
+    IBuilderConfig* createBuilderConfig() noexcept override { return real_->createBuilderConfig(); }
+    INetworkDefinition* createNetworkV2(NetworkDefinitionCreationFlags flags) noexcept override {
+        return real_->createNetworkV2(flags);
+    }
+    IOptimizationProfile* createOptimizationProfile() noexcept override { return real_->createOptimizationProfile(); }
+    void setErrorRecorder(IErrorRecorder* recorder) noexcept override { real_->setErrorRecorder(recorder); }
+    IErrorRecorder* getErrorRecorder() const noexcept override { return real_->getErrorRecorder(); }
+    void reset() noexcept override { real_->reset(); }
+    bool isNetworkSupported(INetworkDefinition const& network, IBuilderConfig const& config) const noexcept override {
+        return real_->isNetworkSupported(network, config);
+    }
+    ILogger* getLogger() const noexcept override { return real_->getLogger(); }
+    bool setMaxThreads(int32_t maxThreads) noexcept override { return real_->setMaxThreads(maxThreads); }
+    int32_t getMaxThreads() const noexcept override { return real_->getMaxThreads(); }
+    IPluginRegistry& getPluginRegistry() noexcept override { return real_->getPluginRegistry(); }
+
+private:
+    apiv::VBuilder* real_;
+};
+
+// The builder the program gets: TensorRT's, reached through `ObservedBuilder`; deleting it deletes TensorRT's.
+class Builder : public IBuilder {
+public:
+    explicit Builder(IBuilder* real) : real_(real), observed_(Impl::of(*real)) { mImpl = &observed_; }
+    ~Builder() noexcept override { delete real_; }
+
+private:
+    struct Impl : IBuilder {  // reads the protected `mImpl` of TensorRT's builder
+        static apiv::VBuilder* of(IBuilder& builder) { return builder.*(&Impl::mImpl); }
+    };
+    IBuilder* real_;
+    ObservedBuilder observed_;
+};
+
+bool in_python() noexcept { return ::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr; }
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void* createInferBuilder_INTERNAL(void* logger,
+                                                                                    int32_t version) noexcept {
+    using Create = void* (*)(void*, int32_t);
+    static Create const real = reinterpret_cast<Create>(::dlsym(RTLD_NEXT, "createInferBuilder_INTERNAL"));
+    if (real == nullptr) return nullptr;
+    void* made = real(logger, version);
+    if (made == nullptr || in_python()) return made;
+    if (version / 100 != NV_TENSORRT_VERSION / 100) {
+        static bool said = false;
+        if (!said) {
+            said = true;
+            std::fprintf(stderr,
+                         "trt-tui: this program was compiled against TensorRT %d.%d, trt-tui's preload against %d.%d:"
+                         " its builds are not observed (compile the preload against the program's headers:"
+                         " TRT_TUI_TENSORRT_INCLUDE=... trt-tui cpp build)\n",
+                         static_cast<int>(version / 10000), static_cast<int>(version / 100 % 100),
+                         static_cast<int>(NV_TENSORRT_MAJOR), static_cast<int>(NV_TENSORRT_MINOR));
+        }
+        return made;
+    }
+    try {
+        trt_tui::detail::Channel::instance().set_standalone(false);
+        return static_cast<IBuilder*>(new Builder(static_cast<IBuilder*>(made)));
+    } catch (...) {
+        return made;
+    }
+}
