@@ -50,8 +50,8 @@ EXIT_CANCELLED = 130  # as `trt-tui build`: trt-tui cancelled what ran
 DESCENDANTS_EVERY = 0.5  # seconds between two looks at the program's descendants
 ISOLATING_FLAGS = {"I": "-I", "E": "-E", "S": "-S"}  # a Python started so reads neither PYTHONPATH nor site
 
-__all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "not_observable",
-           "program_name"]
+__all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "native_program",
+           "not_observable", "program_name"]
 
 
 def program_name(argv: list[str]) -> str:
@@ -84,15 +84,24 @@ def not_observable(argv: list[str]) -> str | None:
             return None
         return (f"trt-tui: {Path(argv[0]).name} {flag} ignores trt-tui's hook (PYTHONPATH, site): its TensorRT"
                 " builds were not observed (it runs all the same)")
+    if not native_program(argv):
+        return None
+    return (f"trt-tui: {argv[0]} is not a Python program: its TensorRT builds cannot be observed"
+            " (it runs all the same)")
+
+
+def native_program(argv: list[str]) -> bool:
+    """Whether the program is not Python (an executable that is no interpreter named python and no
+    script whose `#!` line names one): `trt-tui run` gives it the C++ preload (`trt_tui.cpp`)."""
+    path = shutil.which(argv[0])
+    if path is None or Path(path).name.startswith("python"):
+        return False
     try:
         with open(path, "rb") as f:
             head = f.read(256)
     except OSError:
-        return None
-    if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
-        return None
-    return (f"trt-tui: {argv[0]} is not a Python program: its TensorRT builds cannot be observed"
-            " (it runs all the same)")
+        return False
+    return not (head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0])
 
 
 def _isolating_flag(options: list[str]) -> str | None:
@@ -219,6 +228,22 @@ class ProgramRun:
             env[ENV_VERBOSE] = "1"
         return env
 
+    def _with_preload(self, env: dict[str, str]) -> dict[str, str]:
+        """A program that is not Python gets trt-tui's preload (compiled now on its first use, on the
+        program job's thread, not the app's), through which its C++ builds report as a Python
+        program's do; where it cannot be had, the note says what to set, and the program runs."""
+        if not native_program(self.argv):
+            return env
+        from ..cpp import toolchain
+
+        try:
+            library = toolchain.preload_library()
+        except toolchain.ToolchainMissing as exc:
+            self.note = f"trt-tui: {self.name}'s TensorRT builds cannot be observed: {exc} (it runs all the same)"
+            return env
+        self.note = None
+        return dict(env, LD_PRELOAD=" ".join(filter(None, [str(library), env.get("LD_PRELOAD")])))
+
     def stop(self, force: bool = False, signum: int | None = None) -> None:
         """Cancel every build of the program and stop it: SIGINT, SIGTERM, SIGKILL, `grace` apart
         (`force`: SIGKILL now, for a second Ctrl-C). `signum`: the signal trt-tui got, which its
@@ -297,8 +322,15 @@ class ProgramRun:
         started = time.monotonic()
         processes, server = self.processes, self.server
         assert processes is not None and server is not None  # `start` made them before it submitted this job
+        env = self._with_preload(self._env)
+        if self._stopped_by_us is not None:  # stopped while the preload compiled: it never starts
+            self.exit_code = -signal.SIGINT
+            self.exited.set()
+            outcome = Outcome(State.CANCELLED, detail=f"{self._stopped_by_us} by trt-tui before it started")
+            job.sink(StateChanged(job.id, time.monotonic() - started, outcome.state, detail=outcome.detail))
+            return outcome
         try:
-            self.process = subprocess.Popen(self.argv, env=self._env, stdin=self.stdin, stdout=subprocess.PIPE,
+            self.process = subprocess.Popen(self.argv, env=env, stdin=self.stdin, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             self.exit_code = 127

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import app, build, bundle, history, hook, run, samples, serve, watch
+from . import app, build, bundle, cpp, history, hook, run, samples, serve, watch
 
 
 class Subcommand(NamedTuple):
@@ -30,6 +30,7 @@ COMMANDS: dict[str, Subcommand] = {
     "samples": _command(samples),
     "serve": _command(serve),
     "hook": _command(hook),
+    "cpp": _command(cpp),
 }
 SUBCOMMANDS = tuple(COMMANDS)
 APP = _command(app)  # what runs without a subcommand
