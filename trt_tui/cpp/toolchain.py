@@ -112,7 +112,8 @@ def cache_dir() -> Path:
 
 def compile_command(source: Path, output: Path, extra: tuple[str, ...] = ()) -> list[str]:
     """The compiler's command line for the preload (`extra`: more flags, a sanitizer's say)."""
-    return [compiler(), "-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-Wno-deprecated-declarations",
+    return [compiler(), "-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden",
+            "-fvisibility-inlines-hidden", "-fno-gnu-unique", "-Wno-deprecated-declarations",
             f"-I{INCLUDE_DIR}", "-isystem", str(tensorrt_include()), "-isystem", str(cuda_include()),
             *extra, str(source), "-ldl", "-o", str(output)]
 

@@ -198,6 +198,7 @@ class ProgramRun:
         self.exited = threading.Event()
         self.stop_signal: int | None = None  # the signal that made trt-tui stop the program
         self.note = not_observable(self.argv)
+        self.preloaded = False  # the program got the C++ preload
         self.unread: str | None = None  # why some of the program's output could not be read
         self.shown: ShownOutput | None = None
         self._python_seen = False
@@ -242,20 +243,22 @@ class ProgramRun:
             self.note = f"trt-tui: {self.name}'s TensorRT builds cannot be observed: {exc} (it runs all the same)"
             return env
         self.note = None
+        self.preloaded = True
         return dict(env, LD_PRELOAD=" ".join(filter(None, [str(library), env.get("LD_PRELOAD")])))
 
     def stop(self, force: bool = False, signum: int | None = None) -> None:
         """Cancel every build of the program and stop it: SIGINT, SIGTERM, SIGKILL, `grace` apart
         (`force`: SIGKILL now, for a second Ctrl-C). `signum`: the signal trt-tui got, which its
         exit code will name. Returns at once; `wait_exit` waits."""
+        interrupted = not (self.preloaded and self.relays.building)  # SIGINT now, not once the builds ended
         with self._lock:
             if signum is not None and self.stop_signal is None:
                 self.stop_signal = signum
             self._stopped_by_us = self._stopped_by_us or ("killed" if force else "stopped")
             stopping = None
             if self._stopping is None and not force:
-                stopping = self._stopping = threading.Thread(target=self._escalate, name="trt-tui-run-stop",
-                                                             daemon=True)
+                stopping = self._stopping = threading.Thread(target=self._escalate, args=(interrupted,),
+                                                             name="trt-tui-run-stop", daemon=True)
         if force:
             self._signal(signal.SIGKILL)
             return
@@ -263,12 +266,23 @@ class ProgramRun:
             return
         # SIGINT first, for a program that waits outside TensorRT; one inside a build never sees it
         # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
-        # so the builds are cancelled too, and SIGTERM follows after the grace.
-        self._signal(signal.SIGINT)
+        # so the builds are cancelled too, and SIGTERM follows after the grace. A C++ program (the
+        # preload's) dies of SIGINT at once unless it handles it: its builds are cancelled first,
+        # and it gets its SIGINT once they ended (or after the grace), so it takes its own way out
+        # of a cancelled build, as a Python program does.
+        if interrupted:
+            self._signal(signal.SIGINT)
         self.relays.cancel_all()
         stopping.start()
 
-    def _escalate(self) -> None:
+    def _escalate(self, interrupted: bool = True) -> None:
+        if not interrupted:
+            deadline = time.monotonic() + self.grace
+            while self.relays.building and time.monotonic() < deadline and not self.exited.wait(0.05):
+                pass
+            if self.exited.is_set():
+                return
+            self._signal(signal.SIGINT)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if self.exited.wait(self.grace):
                 return

@@ -110,6 +110,12 @@ class BuildRelays:
         self._relays: dict[tuple[int, int], _Relay] = {}
         self._lock = threading.Lock()
 
+    @property
+    def building(self) -> bool:
+        """Whether a build of the program is still open."""
+        with self._lock:
+            return bool(self._relays)
+
     def cancel_all(self) -> None:
         with self._lock:
             relays = list(self._relays.values())

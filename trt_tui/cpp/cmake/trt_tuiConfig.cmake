@@ -10,7 +10,7 @@ if(NOT TARGET trt_tui::monitor)
   add_library(trt_tui::monitor INTERFACE IMPORTED)
   set_target_properties(trt_tui::monitor PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${_trt_tui_include}"
-    INTERFACE_LINK_LIBRARIES Threads::Threads
+    INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}"
     INTERFACE_COMPILE_FEATURES cxx_std_17)
 endif()
 set(trt_tui_INCLUDE_DIRS "${_trt_tui_include}")

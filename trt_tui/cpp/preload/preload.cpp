@@ -10,13 +10,18 @@
 // It stands aside, handing back TensorRT's builder untouched, where it could not be right: in a
 // Python process (trt-tui's Python hook observes those builds), for a program compiled against
 // another TensorRT major.minor than this library was (its `VBuilder` may differ; said once on
-// stderr), and for a build whose monitor is already a `trt_tui::Monitor` (the program uses the header).
+// stderr), and for a build whose monitor is already a `trt_tui::Monitor` (the program uses the header:
+// each such monitor claims itself through `trt_tui_preload_claim`). Compiled with hidden visibility:
+// nothing of the header inside it is shared with a program's own copy, which may be another version.
 // Compiled by `trt-tui cpp build` (or on the first `trt-tui run` of a program that is not Python)
 // against the TensorRT headers that `TRT_TUI_TENSORRT_INCLUDE` names.
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
+#include <unordered_set>
 
 static int32_t trt_tui_library_version() noexcept {
     using Version = int32_t (*)();
@@ -46,9 +51,14 @@ private:
     IStreamWriter& inner_;
 };
 
-// The program's monitor, unless it is trt-tui's already (then the build reports through it).
+// The program's `trt_tui::Monitor`s (the header's), which report their builds themselves: each
+// claims itself while it lives (`trt_tui_preload_claim`).
+std::mutex claimed_mutex;
+std::unordered_set<void*> claimed;
+
 bool observed_by_header(IProgressMonitor* own) noexcept {
-    return own != nullptr && dynamic_cast<trt_tui::Monitor*>(own) != nullptr;
+    std::lock_guard<std::mutex> lock(claimed_mutex);
+    return own != nullptr && claimed.count(own) != 0;
 }
 
 class ObservedBuilder : public apiv::VBuilder {
@@ -117,6 +127,19 @@ private:
     ObservedBuilder observed_;
 };
 
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void trt_tui_preload_claim(void* monitor, int mine) noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(claimed_mutex);
+        if (mine) claimed.insert(monitor);
+        else claimed.erase(monitor);
+    } catch (...) {
+    }
+}
+
+namespace {
+
 bool in_python() noexcept { return ::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr; }
 
 }  // namespace
@@ -129,9 +152,8 @@ extern "C" __attribute__((visibility("default"))) void* createInferBuilder_INTER
     void* made = real(logger, version);
     if (made == nullptr || in_python()) return made;
     if (version / 100 != NV_TENSORRT_VERSION / 100) {
-        static bool said = false;
-        if (!said) {
-            said = true;
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true)) {
             std::fprintf(stderr,
                          "trt-tui: this program was compiled against TensorRT %d.%d, trt-tui's preload against %d.%d:"
                          " its builds are not observed (compile the preload against the program's headers:"

@@ -20,7 +20,8 @@
 // Monitor each (as it needs a builder config each). `cancel()` is for the program's own Ctrl-C.
 //
 // Header-only: it needs TensorRT's headers (`NvInfer.h`, full TensorRT or TensorRT for RTX: the same
-// `IProgressMonitor`; only TensorRT for RTX is tested by trt-tui) and a thread library (-pthread).
+// `IProgressMonitor`; only TensorRT for RTX is tested by trt-tui), -pthread, and -ldl where glibc is
+// older than 2.34.
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include <NvInfer.h>
+#include <dlfcn.h>
 
 #include "detail/channel.h"
 
@@ -46,6 +48,7 @@ public:
             detail::Channel& channel = detail::Channel::instance();
             channel.set_backend(backend_name(), library_version());
             channel.prepare();
+            claim(1);
         } catch (...) {
         }
     }
@@ -54,7 +57,10 @@ public:
     Monitor& operator=(Monitor const&) = delete;
 
     // A build still open ends here, as one the program did not say the outcome of.
-    ~Monitor() noexcept override { end(false, -1, "the program did not report how the build ended", false); }
+    ~Monitor() noexcept override {
+        claim(0);
+        end(false, -1, "the program did not report how the build ended", false);
+    }
 
     void phaseStart(char const* phaseName, char const* parentPhase, int32_t nbSteps) noexcept override {
         try {
@@ -169,6 +175,14 @@ private:
         int32_t v = getInferLibVersion();  // the library that runs, not the headers compiled against
 #endif
         return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+    }
+
+    // Tells trt-tui's preload, where `trt-tui run` loaded one, that this monitor reports its builds
+    // itself (the preload then leaves them to it). A C function: the two may be different versions.
+    void claim(int mine) noexcept {
+        using Claim = void (*)(void*, int);
+        if (auto preload = reinterpret_cast<Claim>(::dlsym(RTLD_DEFAULT, "trt_tui_preload_claim")))
+            preload(static_cast<nvinfer1::IProgressMonitor*>(this), mine);
     }
 
     // Under `mutex_`: the first callback of a build opens it.
