@@ -267,20 +267,17 @@ class ProgramRun:
         # SIGINT first, for a program that waits outside TensorRT; one inside a build never sees it
         # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
         # so the builds are cancelled too, and SIGTERM follows after the grace. A C++ program (the
-        # preload's) dies of SIGINT at once unless it handles it: its builds are cancelled first,
-        # and it gets its SIGINT once they ended (or after the grace), so it takes its own way out
-        # of a cancelled build, as a Python program does.
+        # preload's) dies of SIGINT at once unless it handles it, output unflushed: while it builds,
+        # its builds are cancelled first and SIGINT comes only after the grace, so that it takes
+        # its own way out of a cancelled build, as a Python program does.
         if interrupted:
             self._signal(signal.SIGINT)
         self.relays.cancel_all()
         stopping.start()
 
     def _escalate(self, interrupted: bool = True) -> None:
-        if not interrupted:
-            deadline = time.monotonic() + self.grace
-            while self.relays.building and time.monotonic() < deadline and not self.exited.wait(0.05):
-                pass
-            if self.exited.is_set():
+        if not interrupted:  # a C++ program whose builds were cancelled: its own way out first
+            if self.exited.wait(self.grace):
                 return
             self._signal(signal.SIGINT)
         for sig in (signal.SIGTERM, signal.SIGKILL):

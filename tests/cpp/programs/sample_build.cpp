@@ -3,12 +3,15 @@
 // twice by the tests: with -DWITH_TRT_TUI it chains its monitor into trt_tui::Monitor (the header);
 // without, it knows nothing of trt-tui (what `trt-tui run` observes through its preload).
 //
-// usage: sample_build MODEL.onnx OUT.engine [--threads N] [--no-monitor] [--name NAME]
+// usage: sample_build MODEL.onnx OUT.engine [--threads N] [--no-monitor] [--name NAME] [--slow PHASE MS]
+// (--slow: its own monitor takes MS milliseconds over each step of PHASE, as a slow monitor would,
+// which keeps a build in that phase long enough for a test to cancel it there)
 // prints, per build: "own monitor calls: N" and "engine bytes: N" (or "build failed"); exit 1 if any failed.
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -27,11 +30,18 @@ class Logger : public nvinfer1::ILogger {
     }
 };
 
+static std::string slow_phase;
+static int slow_ms = 0;
+
 class CountingMonitor : public nvinfer1::IProgressMonitor {
 public:
     std::atomic<long> calls{0};
     void phaseStart(char const*, char const*, int32_t) noexcept override { ++calls; }
-    bool stepComplete(char const*, int32_t) noexcept override { ++calls; return true; }
+    bool stepComplete(char const* phase, int32_t) noexcept override {
+        ++calls;
+        if (slow_ms > 0 && slow_phase == phase) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+        return true;
+    }
     void phaseFinish(char const*) noexcept override { ++calls; }
 };
 
@@ -81,6 +91,10 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--no-monitor")) own_monitor = false;
         else if (!std::strcmp(argv[i], "--name") && i + 1 < argc) name = argv[++i];
+        else if (!std::strcmp(argv[i], "--slow") && i + 2 < argc) {
+            slow_phase = argv[++i];
+            slow_ms = std::atoi(argv[++i]);
+        }
     }
     Logger logger;
     std::atomic<int> failed{0};
