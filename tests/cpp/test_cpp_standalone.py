@@ -1,0 +1,71 @@
+"""The header with no trt-tui listening: on a terminal, one block of nested phase bars redrawn in
+place; piped, plain lines and no escape codes. The program's own output is untouched either way."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+
+TIMEOUT = 180
+REDRAW = re.compile(r"\x1b\[(\d+)F\x1b\[J")  # back to the top of the block, erase it: the redraw
+
+
+def read_all(fd: int, process: subprocess.Popen) -> str:
+    chunks = []
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # the terminal's other end closed: the program ended
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif process.poll() is not None:
+            break
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_bars_on_a_terminal_are_one_block_redrawn(cpp_programs, sample_dir, tmp_path, bare_env):
+    leader, follower = pty.openpty()
+    engine = tmp_path / "resnet50.engine"
+    process = subprocess.Popen([str(cpp_programs.header_build), str(sample_dir / "resnet50.onnx"), str(engine),
+                                "--slow", "Optimizing graph", "30"],
+                               stdout=subprocess.PIPE, stderr=follower, text=True,
+                               env=dict(bare_env, TERM="xterm-256color"))
+    os.close(follower)
+    try:
+        screen = read_all(leader, process)
+        out, _ = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(leader)
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, screen
+    redraws = REDRAW.findall(screen)
+    assert len(redraws) >= 5, screen[-2000:]  # redrawn in place, ten times a second at most
+    assert "Optimizing graph" in screen and "\u2588" in screen  # a phase's bar, filling up
+    assert re.search(r"\n {2}Building engine from subgraph +\x1b", screen)  # nested: indented by depth
+    assert re.search(r"\n {4}Optimizing graph +\x1b", screen)
+    last = screen.rsplit("\x1b[J", 1)[-1]  # after the last erase: the outcome, the block gone
+    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB in [\d.]+ s\r?\n", last), repr(last)
+    assert f"engine bytes: {engine.stat().st_size}" in out  # its stdout is its own
+
+
+def test_bars_when_piped_are_plain_lines(cpp_programs, sample_dir, tmp_path, bare_env):
+    engine = tmp_path / "mnist.engine"
+    done = subprocess.run([str(cpp_programs.header_build), str(sample_dir / "mnist.onnx"), str(engine)],
+                          capture_output=True, text=True, env=bare_env, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr and "\x1b" not in done.stdout
+    lines = done.stderr.splitlines()
+    assert lines[0] == "trt-tui: Building engine (6 steps)"
+    assert "trt-tui:     Optimizing graph (30 steps)" in lines  # nested: indented by depth
+    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB in [\d.]+ s", lines[-1])
+    assert all(line.startswith("trt-tui: ") for line in lines)
