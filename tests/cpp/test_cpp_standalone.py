@@ -54,7 +54,7 @@ def test_bars_on_a_terminal_are_one_block_redrawn(cpp_programs, sample_dir, tmp_
     assert re.search(r"\n {2}Building engine from subgraph +\x1b", screen)  # nested: indented by depth
     assert re.search(r"\n {4}Optimizing graph +\x1b", screen)
     last = screen.rsplit("\x1b[J", 1)[-1]  # after the last erase: the outcome, the block gone
-    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB in [\d.]+ s\r?\n", last), repr(last)
+    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB after [\d.]+ s\r?\n", last), repr(last)
     assert f"engine bytes: {engine.stat().st_size}" in out  # its stdout is its own
 
 
@@ -67,5 +67,5 @@ def test_bars_when_piped_are_plain_lines(cpp_programs, sample_dir, tmp_path, bar
     lines = done.stderr.splitlines()
     assert lines[0] == "trt-tui: Building engine (6 steps)"
     assert "trt-tui:     Optimizing graph (30 steps)" in lines  # nested: indented by depth
-    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB in [\d.]+ s", lines[-1])
+    assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB after [\d.]+ s", lines[-1])
     assert all(line.startswith("trt-tui: ") for line in lines)

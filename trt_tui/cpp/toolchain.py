@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -58,13 +59,9 @@ def cuda_include() -> Path:
     places = []
     if named := os.environ.get(ENV_CUDA_INCLUDE):
         places.append(Path(named))
-    try:
-        import nvidia  # pip's nvidia-cuda-runtime: nvidia/cu13/include (a namespace package)
-
-        for root in nvidia.__path__:
-            places += sorted(Path(root).glob("cu*/include"), reverse=True) + [Path(root) / "cuda_runtime" / "include"]
-    except ImportError:
-        pass
+    spec = importlib.util.find_spec("nvidia")  # pip's nvidia-cuda-runtime: nvidia/cu13/include (a namespace)
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        places += sorted(Path(root).glob("cu*/include"), reverse=True) + [Path(root) / "cuda_runtime" / "include"]
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         if home := os.environ.get(variable):
             places.append(Path(home) / "include")

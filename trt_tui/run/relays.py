@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..core.build.driver import BuildOptions, BuildSpec, Outcome
 from ..core.build import protocol
+from ..core.build.driver import BuildOptions, BuildSpec, Outcome
 from ..core.build.events import State, StateChanged, event_from_dict
 from ..core.execution.transport import POLL_INTERVAL, RunningBuild
 from ..core.observe.vitals import VitalsConfig, watch_build

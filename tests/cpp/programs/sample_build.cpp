@@ -6,7 +6,8 @@
 // usage: sample_build MODEL.onnx OUT.engine [--threads N] [--no-monitor] [--name NAME] [--slow PHASE MS]
 // (--slow: its own monitor takes MS milliseconds over each step of PHASE, as a slow monitor would,
 // which keeps a build in that phase long enough for a test to cancel it there)
-// prints, per build: "own monitor calls: N" and "engine bytes: N" (or "build failed"); exit 1 if any failed.
+// prints, per build: "own monitor calls: N", "engine bytes: N" and "build seconds: S" (how long
+// buildSerializedNetwork took), or "build failed"; exits 1 if any failed.
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
@@ -65,7 +66,9 @@ static bool build_one(Logger& logger, char const* model, std::string const& out,
 #else
     (void)name;
 #endif
+    auto start = std::chrono::steady_clock::now();
     std::unique_ptr<nvinfer1::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 #ifdef WITH_TRT_TUI
     monitor.finished(plan.get());
 #endif
@@ -76,6 +79,7 @@ static bool build_one(Logger& logger, char const* model, std::string const& out,
     }
     std::ofstream(out, std::ios::binary).write(static_cast<char const*>(plan->data()), plan->size());
     std::printf("engine bytes: %zu\n", plan->size());
+    std::printf("build seconds: %.6f\n", seconds);
     return true;
 }
 

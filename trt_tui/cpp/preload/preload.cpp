@@ -142,12 +142,39 @@ namespace {
 
 bool in_python() noexcept { return ::dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr; }
 
+using CreateBuilder = void* (*)(void*, int32_t);
+
+// TensorRT's own entry point. Usually the next definition after this library's (RTLD_NEXT); for a
+// caller that was itself loaded with dlopen (Python's bindings), TensorRT is not in the global scope:
+// it is looked up among the caller's own dependencies, where this library is not.
+CreateBuilder real_entry(void* caller) noexcept {
+    static std::atomic<CreateBuilder> found{nullptr};
+    if (CreateBuilder known = found.load()) return known;
+    auto entry = reinterpret_cast<CreateBuilder>(::dlsym(RTLD_NEXT, "createInferBuilder_INTERNAL"));
+    Dl_info info;
+    if (entry == nullptr && ::dladdr(caller, &info) != 0 && info.dli_fname != nullptr) {
+        if (void* handle = ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+            entry = reinterpret_cast<CreateBuilder>(::dlsym(handle, "createInferBuilder_INTERNAL"));
+            ::dlclose(handle);
+        }
+    }
+    for (char const* soname : {"libtensorrt_rtx.so.1", "libnvinfer.so.10", "libnvinfer.so"}) {
+        if (entry != nullptr) break;
+        if (void* handle = ::dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
+            entry = reinterpret_cast<CreateBuilder>(::dlsym(handle, "createInferBuilder_INTERNAL"));
+            ::dlclose(handle);
+        }
+    }
+    if (entry == reinterpret_cast<CreateBuilder>(&createInferBuilder_INTERNAL)) entry = nullptr;
+    if (entry != nullptr) found.store(entry);
+    return entry;
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void* createInferBuilder_INTERNAL(void* logger,
                                                                                     int32_t version) noexcept {
-    using Create = void* (*)(void*, int32_t);
-    static Create const real = reinterpret_cast<Create>(::dlsym(RTLD_NEXT, "createInferBuilder_INTERNAL"));
+    CreateBuilder const real = real_entry(__builtin_return_address(0));
     if (real == nullptr) return nullptr;
     void* made = real(logger, version);
     if (made == nullptr || in_python()) return made;

@@ -100,14 +100,16 @@ private:
     std::string outcome_line(Event const& e) const {
         char seconds[32];
         std::snprintf(seconds, sizeof(seconds), "%.1f s", e.t);
-        std::string line = "trt-tui: " + title_ + ": " + e.name;
+        // "succeeded, engine 6.6 MB", "cancelled in A > B", "failed (build failed: ...)"
+        std::string line = "trt-tui: " + title_ + ": ";
+        line += e.text.compare(0, e.name.size(), e.name) == 0 ? e.text : e.name;
         if (e.engine_bytes >= 0) {
             char size[48];
             std::snprintf(size, sizeof(size), ", engine %.1f MB", static_cast<double>(e.engine_bytes) / 1e6);
             line += size;
         }
-        if (!e.text.empty()) line += " (" + e.text + ")";
-        return line + " in " + seconds + "\n";
+        if (!e.text.empty() && e.text.compare(0, e.name.size(), e.name) != 0) line += " (" + e.text + ")";
+        return line + " after " + seconds + "\n";
     }
 
     bool terminal_;
