@@ -26,6 +26,13 @@ from trt_tui.core.build import protocol
 from trt_tui.cpp import toolchain
 
 SOURCE = Path(__file__).parent / "programs" / "sample_build.cpp"
+README = Path(__file__).resolve().parent.parent.parent / "README.md"
+
+
+def readme_example() -> str:
+    """The C++ example of the README's C++ section, exactly as printed there."""
+    section = README.read_text(encoding="utf-8").split("\n## C++ programs\n", 1)[1]
+    return section.split("```cpp\n", 1)[1].split("\n```", 1)[0]
 COMPILE_TIMEOUT = 600
 
 
@@ -37,6 +44,7 @@ class CppPrograms:
     preload_asan: Path  # trt-tui's preload under AddressSanitizer
     asan_runtime: str  # libasan.so, which must come first in LD_PRELOAD
     preload: Path  # the preload `trt-tui run` uses (`trt-tui cpp build`)
+    readme_example: Path  # the README's C++ example, as printed there
 
 
 def _trt_libs() -> Path:
@@ -63,7 +71,10 @@ def cpp_programs(tmp_path_factory) -> CppPrograms:
             "-ldl"]
     names = {"header_build": ["-DWITH_TRT_TUI", *flags], "plain_build": [],
              "header_build_tsan": ["-DWITH_TRT_TUI", *flags, "-fsanitize=thread"]}
-    jobs = {name: subprocess.Popen([compiler, *common, *extra, str(SOURCE), *link, "-o", str(out / name)],
+    sources = dict.fromkeys(names, SOURCE)
+    (out / "build_engine.cpp").write_text(readme_example(), encoding="utf-8")
+    names["readme_example"], sources["readme_example"] = list(flags), out / "build_engine.cpp"
+    jobs = {name: subprocess.Popen([compiler, *common, *extra, str(sources[name]), *link, "-o", str(out / name)],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for name, extra in names.items()}
     asan = subprocess.Popen(toolchain.compile_command(toolchain.PRELOAD_SOURCE, out / "preload_asan.so",
@@ -77,7 +88,7 @@ def cpp_programs(tmp_path_factory) -> CppPrograms:
     assert built.returncode == 0, built.stderr
     runtime = subprocess.run([compiler, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
     return CppPrograms(out / "header_build", out / "plain_build", out / "header_build_tsan", out / "preload_asan.so",
-                       runtime, Path(built.stdout.strip()))
+                       runtime, Path(built.stdout.strip()), out / "readme_example")
 
 
 @pytest.fixture(scope="session")

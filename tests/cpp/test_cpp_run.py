@@ -5,11 +5,13 @@ builds, real signals.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -20,8 +22,9 @@ from helpers import by_job, json_lines, json_lines_until, under_way
 TIMEOUT = 180
 
 
-def trt_tui_run(*args, env=None, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trt_tui", "run", "--json", "--", *map(str, args)],
+def trt_tui_run(*args, env=None, cwd=None, history=None) -> subprocess.CompletedProcess:
+    options = ["--history", str(history)] if history is not None else []
+    return subprocess.run([sys.executable, "-m", "trt_tui", "run", "--json", *options, "--", *map(str, args)],
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
 
 
@@ -96,12 +99,26 @@ def test_unmodified_program_with_its_own_monitor_is_observed_through_the_preload
     model = sample_dir / "mnist.onnx"
     calls = bare_calls(cpp_programs.plain_build, model, tmp_path / "bare.engine", bare_env)
     engine = tmp_path / "mnist.engine"
-    result = trt_tui_run(cpp_programs.plain_build, model, engine)
+    history = tmp_path / "history.sqlite3"
+    result = trt_tui_run(cpp_programs.plain_build, model, engine, history=history)
     build, records = one_build(result, schema_check)
     assert build[0]["model"] == "plain_build #1"
     assert_succeeded_with(build, records, engine)
     assert printed(records, "own monitor calls") == [calls]
     assert result.stderr == ""  # no note: its builds were seen
+    # In the history and a report bundle, as a Python program's build.
+    listed = subprocess.run([sys.executable, "-m", "trt_tui", "history", "--json", "--history", str(history)],
+                            capture_output=True, text=True, check=True)
+    (row,) = map(json.loads, listed.stdout.splitlines())
+    assert row["program"] == "plain_build" and row["state"] == "succeeded"
+    assert row["engine_bytes"] == engine.stat().st_size and row["backend"].startswith("tensorrt-rtx 1.")
+    bundle = tmp_path / "bundle.tar.gz"
+    subprocess.run([sys.executable, "-m", "trt_tui", "bundle", str(row["id"]), "--history", str(history), "-o",
+                    str(bundle)], capture_output=True, text=True, check=True)
+    with tarfile.open(bundle) as tar:
+        name = next(n for n in tar.getnames() if n.endswith("/build.json"))
+        recorded = json.load(tar.extractfile(name))
+    assert recorded["state"] == "succeeded" and recorded["engine_bytes"] == engine.stat().st_size
 
 
 def test_unmodified_program_without_a_monitor_is_observed_through_the_preload(cpp_programs, sample_dir, tmp_path,

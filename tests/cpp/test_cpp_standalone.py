@@ -69,3 +69,13 @@ def test_bars_when_piped_are_plain_lines(cpp_programs, sample_dir, tmp_path, bar
     assert "trt-tui:     Optimizing graph (30 steps)" in lines  # nested: indented by depth
     assert re.fullmatch(r"trt-tui: header_build: succeeded, engine [\d.]+ MB after [\d.]+ s", lines[-1])
     assert all(line.startswith("trt-tui: ") for line in lines)
+
+
+def test_the_readme_example_builds_and_says_how_it_ended(cpp_programs, sample_dir, tmp_path, bare_env):
+    engine = tmp_path / "mnist.engine"
+    done = subprocess.run([str(cpp_programs.readme_example), str(sample_dir / "mnist.onnx"), str(engine)],
+                          capture_output=True, text=True, env=bare_env, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{engine}: {engine.stat().st_size} bytes\n"
+    assert re.fullmatch(rf"trt-tui: {re.escape(str(sample_dir / 'mnist.onnx'))}: succeeded, engine [\d.]+ MB after"
+                        r" [\d.]+ s", done.stderr.splitlines()[-1])
