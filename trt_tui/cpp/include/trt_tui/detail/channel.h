@@ -197,6 +197,8 @@ private:
 
     // Under `send_`.
     void deliver(Feed& feed, std::vector<Event> events, bool last) {
+        if (feed.closed) return;
+        feed.closed = last;
         if (!feed.reported) {
             {
                 std::lock_guard<std::mutex> lock(mutex_);

@@ -53,6 +53,7 @@ public:
     bool const reported;  // true: to trt-tui; false: the standalone bars
     std::atomic<bool> cancel_requested{false};  // set by trt-tui's cancel (the sender thread)
     bool announced = false;  // the sender's, under its lock
+    bool closed = false;     // likewise: its last events were delivered (a snapshot may still name it)
 
     void push(Event&& event) {
         std::lock_guard<std::mutex> lock(mutex_);
