@@ -7,10 +7,16 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
+import sys
 import time
+from pathlib import Path
+
+import pytest
 
 TIMEOUT = 180
+README = Path(__file__).resolve().parent.parent.parent / "README.md"
 REDRAW = re.compile(r"\x1b\[(\d+)F\x1b\[J")  # back to the top of the block, erase it: the redraw
 
 
@@ -79,3 +85,35 @@ def test_the_readme_example_builds_and_says_how_it_ended(cpp_programs, sample_di
     assert done.stdout == f"{engine}: {engine.stat().st_size} bytes\n"
     assert re.fullmatch(rf"trt-tui: {re.escape(str(sample_dir / 'mnist.onnx'))}: succeeded, engine [\d.]+ MB after"
                         r" [\d.]+ s", done.stderr.splitlines()[-1])
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="no cmake on PATH")
+def test_the_readme_cmake_project_finds_trt_tui_and_builds(cpp_programs, sample_dir, tmp_path, bare_env):
+    """The README's CMakeLists.txt as printed, with `trt-tui cpp --cmakedir`: configured, built and run."""
+    import tensorrt_rtx_libs
+
+    from trt_tui.cpp import toolchain
+
+    readme = README.read_text(encoding="utf-8").split("\n## C++ programs\n", 1)[1]
+    (tmp_path / "CMakeLists.txt").write_text(readme.split("```cmake\n", 1)[1].split("\n```", 1)[0] + "\n")
+    (tmp_path / "build_engine.cpp").write_text(readme.split("```cpp\n", 1)[1].split("\n```", 1)[0] + "\n")
+    libs = Path(tensorrt_rtx_libs.__file__).parent
+    linkable = tmp_path / "lib"  # pip ships only the versioned names; a linker looks for libNAME.so
+    linkable.mkdir()
+    for name in ("libtensorrt_rtx", "libtensorrt_onnxparser_rtx"):
+        (linkable / f"{name}.so").symlink_to(libs / f"{name}.so.1")
+    cmake_dir = subprocess.run([sys.executable, "-m", "trt_tui", "cpp", "--cmakedir"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    configure = subprocess.run(
+        ["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"), f"-Dtrt_tui_DIR={cmake_dir}",
+         f"-DTENSORRT_INCLUDE_DIR={toolchain.tensorrt_include()}", f"-DCUDA_INCLUDE_DIR={toolchain.cuda_include()}",
+         f"-DCMAKE_EXE_LINKER_FLAGS=-L{linkable} -Wl,-rpath,{libs}", "-DCMAKE_CXX_FLAGS=-Wno-deprecated-declarations"],
+        capture_output=True, text=True, timeout=TIMEOUT)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    build = subprocess.run(["cmake", "--build", str(tmp_path / "build")], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    engine = tmp_path / "mnist.engine"
+    done = subprocess.run([str(tmp_path / "build" / "build_engine"), str(sample_dir / "mnist.onnx"), str(engine)],
+                          capture_output=True, text=True, env=bare_env, timeout=TIMEOUT)
+    assert done.returncode == 0 and engine.stat().st_size > 0, done.stderr
