@@ -37,13 +37,14 @@ def printed(records_or_text, what: str) -> list[int]:
     return [int(m.group(1)) for line in lines if (m := re.match(rf"{what}: (\d+)$", line))]
 
 
-def bare_calls(program: Path, model: Path, out: Path, env, *extra: str) -> int:
-    """How often the program's own monitor is called in a run without trt-tui."""
+def bare_calls(program: Path, model: Path, out: Path, env, *extra: str) -> tuple[int, int]:
+    """How often the program's own monitor and its own logger are called in a run without trt-tui."""
     done = subprocess.run([str(program), str(model), str(out), *extra], capture_output=True, text=True, env=env,
                           timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     (calls,) = printed(done.stdout, "own monitor calls")
-    return calls
+    (lines,) = printed(done.stdout, "own logger lines")
+    return calls, lines
 
 
 def one_build(result: subprocess.CompletedProcess, schema_check) -> tuple[list[dict], list[dict]]:
@@ -66,7 +67,7 @@ def assert_succeeded_with(build: list[dict], records: list[dict], engine: Path) 
 def test_header_program_reports_its_build_and_keeps_its_own_monitor(cpp_programs, sample_dir, tmp_path, bare_env,
                                                                      schema_check):
     model = sample_dir / "mnist.onnx"
-    calls = bare_calls(cpp_programs.header_build, model, tmp_path / "bare.engine", bare_env)
+    calls, _ = bare_calls(cpp_programs.header_build, model, tmp_path / "bare.engine", bare_env)
     engine = tmp_path / "mnist.engine"
     result = trt_tui_run(cpp_programs.header_build, model, engine, "--name", "mnist.onnx")
     build, records = one_build(result, schema_check)
@@ -97,7 +98,7 @@ def test_header_program_in_four_threads_makes_four_builds(cpp_programs, sample_d
 def test_unmodified_program_with_its_own_monitor_is_observed_through_the_preload(cpp_programs, sample_dir, tmp_path,
                                                                                  bare_env, schema_check):
     model = sample_dir / "mnist.onnx"
-    calls = bare_calls(cpp_programs.plain_build, model, tmp_path / "bare.engine", bare_env)
+    calls, lines = bare_calls(cpp_programs.plain_build, model, tmp_path / "bare.engine", bare_env)
     engine = tmp_path / "mnist.engine"
     history = tmp_path / "history.sqlite3"
     result = trt_tui_run(cpp_programs.plain_build, model, engine, history=history)
@@ -105,6 +106,9 @@ def test_unmodified_program_with_its_own_monitor_is_observed_through_the_preload
     assert build[0]["model"] == "plain_build #1"
     assert_succeeded_with(build, records, engine)
     assert printed(records, "own monitor calls") == [calls]
+    assert printed(records, "own logger lines") == [lines]  # its logger teed: every line still reaches it
+    logs = [r for r in build if r["event"] == "log"]
+    assert logs and {r["severity"] for r in logs} <= {"info", "warning"}  # TensorRT's log, at trt-tui's default
     assert result.stderr == ""  # no note: its builds were seen
     # In the history and a report bundle, as a Python program's build.
     listed = subprocess.run([sys.executable, "-m", "trt_tui", "history", "--json", "--history", str(history)],

@@ -7,7 +7,7 @@
 // (--slow: its own monitor takes MS milliseconds over each step of PHASE, as a slow monitor would,
 // which keeps a build in that phase long enough for a test to cancel it there)
 // prints, per build: "own monitor calls: N", "engine bytes: N" and "build seconds: S" (how long
-// buildSerializedNetwork took), or "build failed"; exits 1 if any failed.
+// buildSerializedNetwork took), or "build failed"; then "own logger lines: N"; exits 1 if any failed.
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
@@ -26,7 +26,12 @@
 #endif
 
 class Logger : public nvinfer1::ILogger {
+public:
+    std::atomic<long> lines{0};  // every line TensorRT gave it, whatever its severity
+
+private:
     void log(Severity severity, char const* msg) noexcept override {
+        ++lines;
         if (severity <= Severity::kERROR) std::fprintf(stderr, "TensorRT: %s\n", msg);
     }
 };
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
         });
     }
     for (auto& w : workers) w.join();
+    std::printf("own logger lines: %ld\n", logger.lines.load());
     std::fflush(stdout);
     return failed ? 1 : 0;
 }

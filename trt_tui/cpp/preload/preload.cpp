@@ -5,7 +5,9 @@
 // the program a builder whose implementation object (`apiv::VBuilder`, to which every inline method
 // of `IBuilder` forwards) forwards in turn to TensorRT's, except the two build calls: each build gets
 // a `trt_tui::Monitor` on its config for its duration, chained to the monitor the program set (if
-// any, called exactly as often), and reports its outcome. Everything else is TensorRT's own.
+// any, called exactly as often), and reports its outcome. The logger the program gives the builder is
+// teed the same way (`TeeLogger`): its lines still reach the program's logger, unfiltered, and each
+// build's log shows in trt-tui. Everything else is TensorRT's own.
 //
 // It stands aside, handing back TensorRT's builder untouched, where it could not be right: in a
 // Python process (trt-tui's Python hook observes those builds), for a program compiled against
@@ -20,7 +22,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 static int32_t trt_tui_library_version() noexcept {
@@ -51,6 +57,81 @@ private:
     IStreamWriter& inner_;
 };
 
+// The one logger TensorRT gets from this process (it keeps the first it is given): every line goes on,
+// unfiltered, to the program's own logger, and to the build that logged it, in the way trt-tui's Python
+// hook routes them: the build driven by the logging thread, else (a thread TensorRT started) the only
+// build running, or every running build, marked, when several run at once.
+class TeeLogger : public ILogger {
+public:
+    void log(Severity severity, AsciiChar const* msg) noexcept override {
+        if (ILogger* own = program_.load()) own->log(severity, msg);
+        if (severity > min_severity_ && severity > Severity::kERROR) return;  // most lines: dropped here
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto mine = builds_.find(std::this_thread::get_id());
+            if (mine != builds_.end()) {
+                mine->second->log(severity, msg, min_severity_);
+            } else if (builds_.size() == 1) {
+                builds_.begin()->second->log(severity, msg, min_severity_);
+            } else if (!builds_.empty()) {
+                std::string shared = "(from a TensorRT thread shared by " + std::to_string(builds_.size()) +
+                                     " builds) " + msg;
+                for (auto& build : builds_) build.second->log(severity, shared.c_str(), min_severity_);
+            }
+        } catch (...) {
+        }
+    }
+
+    ILogger* adopt(ILogger* program) noexcept {
+        ILogger* none = nullptr;
+        program_.compare_exchange_strong(none, program);
+        return this;
+    }
+
+    void bind(trt_tui::Monitor* build) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        builds_[std::this_thread::get_id()] = build;
+    }
+
+    void unbind() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        builds_.erase(std::this_thread::get_id());
+    }
+
+private:
+    std::atomic<ILogger*> program_{nullptr};
+    Severity const min_severity_ = std::getenv("TRT_TUI_RUN_VERBOSE") != nullptr &&
+                                           std::string(std::getenv("TRT_TUI_RUN_VERBOSE")) == "1"
+                                       ? Severity::kVERBOSE
+                                       : Severity::kINFO;
+    std::mutex mutex_;
+    std::unordered_map<std::thread::id, trt_tui::Monitor*> builds_;
+};
+
+TeeLogger& tee_logger() {
+    static TeeLogger* tee = new TeeLogger();  // never destroyed: TensorRT may log until the very end
+    return *tee;
+}
+
+// One observed build: its monitor on the config, chained to the program's, and its log lines routed to it.
+class ObservedBuild {
+public:
+    explicit ObservedBuild(IBuilderConfig& config) : config_(config), own_(config.getProgressMonitor()), monitor_(own_) {
+        config_.setProgressMonitor(&monitor_);
+        tee_logger().bind(&monitor_);
+    }
+    ~ObservedBuild() {
+        tee_logger().unbind();
+        config_.setProgressMonitor(own_);
+    }
+    trt_tui::Monitor& monitor() { return monitor_; }
+
+private:
+    IBuilderConfig& config_;
+    IProgressMonitor* own_;
+    trt_tui::Monitor monitor_;
+};
+
 // The program's `trt_tui::Monitor`s (the header's), which report their builds themselves: each
 // claims itself while it lives (`trt_tui_preload_claim`).
 std::mutex claimed_mutex;
@@ -66,26 +147,27 @@ public:
     explicit ObservedBuilder(apiv::VBuilder* real) : real_(real) {}
 
     IHostMemory* buildSerializedNetwork(INetworkDefinition& network, IBuilderConfig& config) noexcept override {
-        IProgressMonitor* own = config.getProgressMonitor();
-        if (observed_by_header(own)) return real_->buildSerializedNetwork(network, config);
-        trt_tui::Monitor monitor(own);
-        config.setProgressMonitor(&monitor);
-        IHostMemory* plan = real_->buildSerializedNetwork(network, config);
-        config.setProgressMonitor(own);
-        monitor.finished(plan);
+        if (observed_by_header(config.getProgressMonitor())) return real_->buildSerializedNetwork(network, config);
+        IHostMemory* plan = nullptr;
+        {
+            ObservedBuild build(config);
+            plan = real_->buildSerializedNetwork(network, config);
+            build.monitor().finished(plan);
+        }
         return plan;
     }
 
     bool buildSerializedNetworkToStream(INetworkDefinition& network, IBuilderConfig& config,
                                         IStreamWriter& writer) noexcept override {
-        IProgressMonitor* own = config.getProgressMonitor();
-        if (observed_by_header(own)) return real_->buildSerializedNetworkToStream(network, config, writer);
-        trt_tui::Monitor monitor(own);
-        CountingWriter counting(writer);
-        config.setProgressMonitor(&monitor);
-        bool built = real_->buildSerializedNetworkToStream(network, config, counting);
-        config.setProgressMonitor(own);
-        monitor.finished(built, static_cast<std::size_t>(counting.written));
+        if (observed_by_header(config.getProgressMonitor()))
+            return real_->buildSerializedNetworkToStream(network, config, writer);
+        bool built = false;
+        {
+            ObservedBuild build(config);
+            CountingWriter counting(writer);
+            built = real_->buildSerializedNetworkToStream(network, config, counting);
+            build.monitor().finished(built, static_cast<std::size_t>(counting.written));
+        }
         return built;
     }
 
@@ -176,9 +258,12 @@ extern "C" __attribute__((visibility("default"))) void* createInferBuilder_INTER
                                                                                     int32_t version) noexcept {
     CreateBuilder const real = real_entry(__builtin_return_address(0));
     if (real == nullptr) return nullptr;
-    void* made = real(logger, version);
-    if (made == nullptr || in_python()) return made;
-    if (version / 100 != NV_TENSORRT_VERSION / 100) {
+    if (in_python()) return real(logger, version);
+    bool same_version = version / 100 == NV_TENSORRT_VERSION / 100;
+    void* made = real(same_version && logger != nullptr ? tee_logger().adopt(static_cast<ILogger*>(logger)) : logger,
+                      version);
+    if (made == nullptr) return made;
+    if (!same_version) {
         static std::atomic<bool> said{false};
         if (!said.exchange(true)) {
             std::fprintf(stderr,

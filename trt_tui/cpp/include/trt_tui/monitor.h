@@ -127,6 +127,33 @@ public:
         if (own_ != nullptr) own_->phaseFinish(phaseName);
     }
 
+    // A line of TensorRT's log, for this build's log in trt-tui (a program's logger may pass its
+    // lines on; the preload does). Lines less severe than `min_severity` are dropped at once, errors
+    // never: the last one says why a build failed. Constant work, like the callbacks.
+    void log(nvinfer1::ILogger::Severity severity, char const* msg,
+             nvinfer1::ILogger::Severity min_severity = nvinfer1::ILogger::Severity::kINFO) noexcept {
+        int level = static_cast<int>(severity);
+        bool error = severity <= nvinfer1::ILogger::Severity::kERROR;
+        if ((severity > min_severity && !error) || msg == nullptr) return;
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!feed_) return;
+            std::string text = msg;
+            if (error && !cancelled_in_.empty() && text.find("BuildCanceled") != std::string::npos)
+                level = static_cast<int>(nvinfer1::ILogger::Severity::kINFO);  // asked for: not an error
+            else if (error)
+                last_error_ = text;
+            if (severity > min_severity) return;
+            detail::Event e;
+            e.kind = detail::Event::kLog;
+            e.number = level;
+            e.t = detail::monotonic_now() - feed_->t0;
+            e.text = std::move(text);
+            feed_->push(std::move(e));
+        } catch (...) {
+        }
+    }
+
     // Cancel the build (the program's own Ctrl-C handler may call it): the next step returns false.
     void cancel() noexcept { cancel_.store(true); }
 
@@ -193,6 +220,7 @@ private:
         names_.clear();
         parents_.clear();
         cancelled_in_.clear();
+        last_error_.clear();
         own_cancelled_.store(false);
         detail::Event e;
         e.kind = detail::Event::kState;
@@ -247,7 +275,9 @@ private:
                 e.text = "cancelled by the program's own progress monitor";
             } else {
                 e.name = "failed";
-                e.text = *unknown != '\0' ? std::string(unknown) : std::string("build failed: TensorRT returned no engine");
+                e.text = *unknown != '\0'        ? std::string(unknown)
+                         : !last_error_.empty() ? "build failed: " + last_error_
+                                                : std::string("build failed: TensorRT returned no engine");
             }
             feed->push(std::move(e));
         } catch (...) {
@@ -265,6 +295,7 @@ private:
     std::vector<std::string> names_;  // by phase id
     std::vector<int> parents_;        // by phase id
     std::string cancelled_in_;  // the phases a cancel took effect in, once it did
+    std::string last_error_;    // TensorRT's last error line in this build (`log`)
     std::atomic<bool> cancel_{false};
     std::atomic<bool> own_cancelled_{false};
 };

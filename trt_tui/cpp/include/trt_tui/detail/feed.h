@@ -29,14 +29,14 @@ inline double unix_now() noexcept {
 }
 
 struct Event {
-    enum Kind : unsigned char { kPhaseStart, kStep, kPhaseFinish, kState };
+    enum Kind : unsigned char { kPhaseStart, kStep, kPhaseFinish, kState, kLog };
     Kind kind = kStep;
     int phase = 0;
     int parent = -1;  // -1: a top-level phase
-    int number = 0;   // num_steps of a start, the step of a step
+    int number = 0;   // num_steps of a start, the step of a step, the severity of a log line
     double t = 0.0;   // seconds since the build started
     std::string name;   // the phase's name, or the state ("building", "succeeded", ...)
-    std::string text;   // a state's detail (or error, when `failed`)
+    std::string text;   // a state's detail (or error, when `failed`), a log line's message
     std::string backend;  // on `building`
     long long engine_bytes = -1;
     double at = 0.0;  // unix time of a state
@@ -157,7 +157,8 @@ inline void json_number(std::string& out, double value) {
 
 // One event as a line of protocol version 1 (`job`: the build's id on this connection).
 inline std::string to_json(Event const& e, long long job) {
-    static char const* const kinds[] = {"phase_start", "step", "phase_finish", "state"};
+    static char const* const kinds[] = {"phase_start", "step", "phase_finish", "state", "log"};
+    static char const* const severities[] = {"internal error", "error", "warning", "info", "verbose"};
     std::string out = "{\"v\":1,\"event\":\"";
     out += kinds[e.kind];
     out += "\",\"job\":" + std::to_string(job) + ",\"t\":";
@@ -174,6 +175,12 @@ inline std::string to_json(Event const& e, long long job) {
             break;
         case Event::kPhaseFinish:
             out += ",\"phase\":" + std::to_string(e.phase);
+            break;
+        case Event::kLog:
+            out += ",\"severity\":\"";
+            out += severities[e.number >= 0 && e.number <= 4 ? e.number : 4];
+            out += "\",\"message\":";
+            json_string(out, e.text);
             break;
         case Event::kState:
             out += ",\"state\":";
