@@ -134,6 +134,20 @@ def test_unmodified_program_without_a_monitor_is_observed_through_the_preload(cp
     assert printed(records, "own monitor calls") == []
 
 
+def test_a_build_tensorrt_refuses_fails_with_tensorrt_s_error(cpp_programs, sample_dir, tmp_path, schema_check):
+    """Refused before its first phase (no output marked), the build is still seen, and says why."""
+    engine = tmp_path / "mnist.engine"
+    result = trt_tui_run(cpp_programs.plain_build, sample_dir / "mnist.onnx", engine, "--no-output")
+    assert result.returncode == 1  # the program's own exit code
+    records = json_lines(result.stdout)
+    schema_check(records)
+    (build,) = by_job(records).values()
+    final = [r for r in build if r["event"] == "state"][-1]
+    assert final["state"] == "failed" and final["error"].startswith("build failed: IBuilder::buildSerializedNetwork:")
+    assert "build failed: " + str(sample_dir / "mnist.onnx") in [r["line"] for r in records if r["event"] == "output"]
+    assert not engine.exists()
+
+
 def test_without_headers_the_program_runs_unobserved_with_one_line(cpp_programs, sample_dir, tmp_path):
     engine = tmp_path / "mnist.engine"
     env = dict(os.environ, TRT_TUI_TENSORRT_INCLUDE=str(tmp_path), TRT_TUI_CACHE=str(tmp_path / "cache"))

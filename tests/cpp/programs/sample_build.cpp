@@ -3,7 +3,8 @@
 // twice by the tests: with -DWITH_TRT_TUI it chains its monitor into trt_tui::Monitor (the header);
 // without, it knows nothing of trt-tui (what `trt-tui run` observes through its preload).
 //
-// usage: sample_build MODEL.onnx OUT.engine [--threads N] [--no-monitor] [--name NAME] [--slow PHASE MS]
+// usage: sample_build MODEL.onnx OUT.engine [--threads N] [--no-monitor] [--no-output] [--name NAME]
+//        [--slow PHASE MS]
 // (--slow: its own monitor takes MS milliseconds over each step of PHASE, as a slow monitor would,
 // which keeps a build in that phase long enough for a test to cancel it there)
 // prints, per build: "own monitor calls: N", "engine bytes: N" and "build seconds: S" (how long
@@ -37,6 +38,7 @@ private:
 };
 
 static std::string slow_phase;
+static bool no_output = false;  // --no-output: the network's outputs unmarked, a build TensorRT refuses
 static int slow_ms = 0;
 
 class CountingMonitor : public nvinfer1::IProgressMonitor {
@@ -60,6 +62,7 @@ static bool build_one(Logger& logger, char const* model, std::string const& out,
         std::fprintf(stderr, "cannot parse %s\n", model);
         return false;
     }
+    while (no_output && network->getNbOutputs() > 0) network->unmarkOutput(*network->getOutput(0));
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     config->setNbComputeCapabilities(1);
     config->setComputeCapability(nvinfer1::ComputeCapability::kSM89, 0);
@@ -70,6 +73,9 @@ static bool build_one(Logger& logger, char const* model, std::string const& out,
     config->setProgressMonitor(&monitor);
 #else
     (void)name;
+#endif
+#ifdef WITH_TRT_TUI
+    monitor.started();
 #endif
     auto start = std::chrono::steady_clock::now();
     std::unique_ptr<nvinfer1::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
@@ -99,6 +105,7 @@ int main(int argc, char** argv) {
     for (int i = 3; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--no-monitor")) own_monitor = false;
+        else if (!std::strcmp(argv[i], "--no-output")) no_output = true;
         else if (!std::strcmp(argv[i], "--name") && i + 1 < argc) name = argv[++i];
         else if (!std::strcmp(argv[i], "--slow") && i + 2 < argc) {
             slow_phase = argv[++i];

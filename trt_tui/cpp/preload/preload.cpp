@@ -119,6 +119,7 @@ public:
     explicit ObservedBuild(IBuilderConfig& config) : config_(config), own_(config.getProgressMonitor()), monitor_(own_) {
         config_.setProgressMonitor(&monitor_);
         tee_logger().bind(&monitor_);
+        monitor_.started();
     }
     ~ObservedBuild() {
         tee_logger().unbind();

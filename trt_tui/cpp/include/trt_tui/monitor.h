@@ -154,6 +154,17 @@ public:
         }
     }
 
+    // The build starts now (optional: its first callback opens it otherwise). Called just before
+    // `buildSerializedNetwork`, its clock starts there, and a build TensorRT refuses before any
+    // phase (an invalid network) is still seen, with TensorRT's error.
+    void started() noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!feed_) open();
+        } catch (...) {
+        }
+    }
+
     // Cancel the build (the program's own Ctrl-C handler may call it): the next step returns false.
     void cancel() noexcept { cancel_.store(true); }
 
@@ -181,6 +192,7 @@ public:
             config.setProgressMonitor(this);
         }
         detail::Channel::instance().prepare();
+        started();
         nvinfer1::IHostMemory* plan = builder.buildSerializedNetwork(network, config);
         finished(plan);
         return plan;
