@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from helpers import json_lines, run_command
+from support.commands import json_lines, run_command
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -115,12 +115,16 @@ def test_python_dash_m_module(models, tmp_path):
     assert final_state(build)["state"] == "succeeded" and engine.exists()
 
 
-def test_non_python_program_runs_with_a_clear_line():
-    result = trt_tui("run", "--headless", "--", "sh", "-c", "echo hello from sh; exit 4")
+def test_non_python_program_without_the_cpp_preload_runs_with_a_clear_line(tmp_path):
+    """A program that is not Python gets the C++ preload (tests/cpp); where it cannot be compiled (here:
+    no TensorRT headers where $TRT_TUI_TENSORRT_INCLUDE points), one line says so, and it runs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env.update(TRT_TUI_TENSORRT_INCLUDE=str(tmp_path), TRT_TUI_CACHE=str(tmp_path / "cache"))
+    result = trt_tui("run", "--headless", "--", "sh", "-c", "echo hello from sh; exit 4", env=env)
     assert result.returncode == 4
     assert "hello from sh" in result.stdout
-    assert result.stderr.count("\n") == 1 and "sh is not a Python program" in result.stderr
-    assert "cannot be observed" in result.stderr
+    assert result.stderr.count("\n") == 1 and "trt-tui: sh's TensorRT builds cannot be observed: " in result.stderr
+    assert result.stderr.endswith(" (it runs all the same)\n")
 
 
 def test_usage_errors():

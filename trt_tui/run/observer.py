@@ -50,8 +50,8 @@ EXIT_CANCELLED = 130  # as `trt-tui build`: trt-tui cancelled what ran
 DESCENDANTS_EVERY = 0.5  # seconds between two looks at the program's descendants
 ISOLATING_FLAGS = {"I": "-I", "E": "-E", "S": "-S"}  # a Python started so reads neither PYTHONPATH nor site
 
-__all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "not_observable",
-           "program_name"]
+__all__ = ["DEFAULT_GRACE", "ObservedExecutor", "ObservedSpec", "ProgramRun", "ProgramSpec", "native_program",
+           "not_observable", "program_name"]
 
 
 def program_name(argv: list[str]) -> str:
@@ -84,15 +84,24 @@ def not_observable(argv: list[str]) -> str | None:
             return None
         return (f"trt-tui: {Path(argv[0]).name} {flag} ignores trt-tui's hook (PYTHONPATH, site): its TensorRT"
                 " builds were not observed (it runs all the same)")
+    if not native_program(argv):
+        return None
+    return (f"trt-tui: {argv[0]} is not a Python program: its TensorRT builds cannot be observed"
+            " (it runs all the same)")
+
+
+def native_program(argv: list[str]) -> bool:
+    """Whether the program is not Python (an executable that is no interpreter named python and no
+    script whose `#!` line names one): `trt-tui run` gives it the C++ preload (`trt_tui.cpp`)."""
+    path = shutil.which(argv[0])
+    if path is None or Path(path).name.startswith("python"):
+        return False
     try:
         with open(path, "rb") as f:
             head = f.read(256)
     except OSError:
-        return None
-    if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
-        return None
-    return (f"trt-tui: {argv[0]} is not a Python program: its TensorRT builds cannot be observed"
-            " (it runs all the same)")
+        return False
+    return not (head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0])
 
 
 def _isolating_flag(options: list[str]) -> str | None:
@@ -190,6 +199,7 @@ class ProgramRun:
         self.exited = threading.Event()
         self.stop_signal: int | None = None  # the signal that made trt-tui stop the program
         self.note = not_observable(self.argv)
+        self.preloaded = False  # the program got the C++ preload
         self.unread: str | None = None  # why some of the program's output could not be read
         self.shown: ShownOutput | None = None
         self._python_seen = False
@@ -220,18 +230,36 @@ class ProgramRun:
             env[ENV_VERBOSE] = "1"
         return env
 
+    def _with_preload(self, env: dict[str, str]) -> dict[str, str]:
+        """A program that is not Python gets trt-tui's preload (compiled now on its first use, on the
+        program job's thread, not the app's), through which its C++ builds report as a Python
+        program's do; where it cannot be had, the note says what to set, and the program runs."""
+        if not native_program(self.argv):
+            return env
+        from ..cpp import toolchain
+
+        try:
+            library = toolchain.preload_library()
+        except toolchain.ToolchainMissing as exc:
+            self.note = f"trt-tui: {self.name}'s TensorRT builds cannot be observed: {exc} (it runs all the same)"
+            return env
+        self.note = None
+        self.preloaded = True
+        return dict(env, LD_PRELOAD=" ".join(filter(None, [str(library), env.get("LD_PRELOAD")])))
+
     def stop(self, force: bool = False, signum: int | None = None) -> None:
         """Cancel every build of the program and stop it: SIGINT, SIGTERM, SIGKILL, `grace` apart
         (`force`: SIGKILL now, for a second Ctrl-C). `signum`: the signal trt-tui got, which its
         exit code will name. Returns at once; `wait_exit` waits."""
+        interrupted = not (self.preloaded and self.relays.building)  # SIGINT now, not once the builds ended
         with self._lock:
             if signum is not None and self.stop_signal is None:
                 self.stop_signal = signum
             self._stopped_by_us = self._stopped_by_us or ("killed" if force else "stopped")
             stopping = None
             if self._stopping is None and not force:
-                stopping = self._stopping = threading.Thread(target=self._escalate, name="trt-tui-run-stop",
-                                                             daemon=True)
+                stopping = self._stopping = threading.Thread(target=self._escalate, args=(interrupted,),
+                                                             name="trt-tui-run-stop", daemon=True)
         if force:
             self._signal(signal.SIGKILL)
             return
@@ -239,12 +267,20 @@ class ProgramRun:
             return
         # SIGINT first, for a program that waits outside TensorRT; one inside a build never sees it
         # (measured: TensorRT-RTX 1.7 swallows a SIGINT that lands during build_serialized_network),
-        # so the builds are cancelled too, and SIGTERM follows after the grace.
-        self._signal(signal.SIGINT)
+        # so the builds are cancelled too, and SIGTERM follows after the grace. A C++ program (the
+        # preload's) dies of SIGINT at once unless it handles it, output unflushed: while it builds,
+        # its builds are cancelled first and SIGINT comes only after the grace, so that it takes
+        # its own way out of a cancelled build, as a Python program does.
+        if interrupted:
+            self._signal(signal.SIGINT)
         self.relays.cancel_all()
         stopping.start()
 
-    def _escalate(self) -> None:
+    def _escalate(self, interrupted: bool = True) -> None:
+        if not interrupted:  # a C++ program whose builds were cancelled: its own way out first
+            if self.exited.wait(self.grace):
+                return
+            self._signal(signal.SIGINT)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if self.exited.wait(self.grace):
                 return
@@ -298,8 +334,15 @@ class ProgramRun:
         started = time.monotonic()
         processes, server = self.processes, self.server
         assert processes is not None and server is not None  # `start` made them before it submitted this job
+        env = self._with_preload(self._env)
+        if self._stopped_by_us is not None:  # stopped while the preload compiled: it never starts
+            self.exit_code = -signal.SIGINT
+            self.exited.set()
+            outcome = Outcome(State.CANCELLED, detail=f"{self._stopped_by_us} by trt-tui before it started")
+            job.sink(Finished(job.id, time.monotonic() - started, outcome.result()))
+            return outcome
         try:
-            self.process = subprocess.Popen(self.argv, env=self._env, stdin=self.stdin, stdout=subprocess.PIPE,
+            self.process = subprocess.Popen(self.argv, env=env, stdin=self.stdin, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
             self.exit_code = 127

@@ -3,7 +3,8 @@ executor run relays that build's events from the report socket until its final s
 
 The program itself is job #1 (`ProgramSpec`); each build is one more (`ObservedSpec`). A connection
 sends `("hello", pid)`, then for each build `("build", local, name, backend, t0, version)` and its
-events in batches; trt-tui sends back only `("cancel", local)` (see `reporter`).
+events in batches (a program that is not Python, through `trt_tui/monitor.h`: `("json", [LINE, ...])`,
+the events as the protocol's JSON lines); trt-tui sends back only `("cancel", local)` (see `reporter`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..core.build import protocol
 from ..core.build.driver import BuildOptions, BuildSpec, Outcome
 from ..core.build.events import Finished, State
+from ..core.build.wire import event_from_dict
 from ..core.execution.transport import POLL_INTERVAL, RunningBuild
 from ..core.observe.vitals import VitalsConfig, watch_build
 
@@ -57,6 +60,22 @@ class ObservedSpec(BuildSpec):
         return self.t0
 
 
+def _json_events(lines: object) -> list:
+    """The events of a `("json", [LINE, ...])` message (what `trt_tui/monitor.h` sends), each line
+    checked as any reader of the protocol checks it; a line that is no event of this version is
+    left out, the others still count (the program's report is data, never trusted to be right)."""
+    events = []
+    for line in lines if isinstance(lines, list) else ():
+        try:
+            data = protocol.decode(line, "a C++ program's report")
+            event = event_from_dict(data)
+        except (protocol.ProtocolError, KeyError, TypeError, ValueError):
+            continue
+        if isinstance(event.job, int) and not isinstance(event.job, bool):
+            events.append(event)
+    return events
+
+
 class _Relay:
     """One observed build, from its announcement to its final state."""
 
@@ -92,6 +111,12 @@ class BuildRelays:
         self._relays: dict[tuple[int, int], _Relay] = {}
         self._lock = threading.Lock()
 
+    @property
+    def building(self) -> bool:
+        """Whether a build of the program is still open."""
+        with self._lock:
+            return bool(self._relays)
+
     def cancel_all(self) -> None:
         with self._lock:
             relays = list(self._relays.values())
@@ -118,6 +143,14 @@ class BuildRelays:
                 if kind == "events":
                     batches: dict[int, list] = {}
                     for event in message[1]:
+                        batches.setdefault(event.job, []).append(event)
+                    for local, events in batches.items():
+                        relay = self._relays.get((pid, local))
+                        if relay is not None:
+                            relay.queue.put(events)
+                elif kind == "json":  # a program that is not Python: the events' JSON lines
+                    batches = {}
+                    for event in _json_events(message[1]):
                         batches.setdefault(event.job, []).append(event)
                     for local, events in batches.items():
                         relay = self._relays.get((pid, local))
