@@ -17,7 +17,7 @@ from ..core.build.driver import BuildOptions
 from ..core.execution.executors import DEFAULT_CANCEL_GRACE
 from ..core.execution.session_settings import SessionSettings
 from .errors import UsageError
-from .types import gpu_list, int_in, limit_size, parse_size, profile_shapes, seconds, spare_size
+from .types import gpu_list, int_in, jobs_count, limit_size, parse_size, profile_shapes, seconds, spare_size
 
 
 def add_build_options(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,9 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                    help="TensorRT-RTX target(s), e.g. 8.9 or 8.6,12.0 (repeatable)")
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
-    p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
+    p.add_argument("-j", "--jobs", type=jobs_count, default="auto", metavar="N|auto",
+                   help="builds at once (default auto: one per core this process may use, cgroup CPU quota"
+                        " included)")
     p.add_argument("--executor", choices=("thread", "process", "ray"), default=None,
                    help="run each build on a thread, in a child process (hard cancel, crash isolation) or as"
                         " a Ray task (pip install 'trt-tui[ray]')")
@@ -112,8 +114,13 @@ def _check_compute_capabilities(choice: str, ccs: tuple[str, ...]) -> None:
 
 def session_settings(args) -> SessionSettings:
     """How the builds run, from a building command's options (`build`, `watch`, `serve`, the app)."""
-    return SessionSettings(jobs=args.jobs, executor=args.executor, cancel_grace=args.cancel_grace,
-                           history=args.history, trace=args.trace, ray=ray_options(args),
+    auto = None
+    if args.jobs == "auto":
+        from ..core.execution.capacity import capacity
+
+        auto = capacity(args.backend if args.backend != "auto" else None)
+    return SessionSettings(jobs=auto.jobs if auto is not None else args.jobs, auto_jobs=auto,
+                           executor=args.executor, cancel_grace=args.cancel_grace, history=args.history, trace=args.trace, ray=ray_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,
                            memory_limit=memory_limit(args), gpus=args.gpus)
 

@@ -32,7 +32,7 @@ def run(args) -> int:
     executor = settings.prewarmed_executor(len(args.models))
     if executor is not None:
         executor.release_on_close = False  # this process exits once the builds are done
-    if args.executor != "thread" or (args.jobs > 1 and len(args.models) > 1):
+    if args.executor != "thread" or (settings.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)
     else:
         from ...core.build import native_log
@@ -44,6 +44,18 @@ def run(args) -> int:
     if args.executor != "ray":  # everything it wrote is closed; a local Ray's processes are not ours to drop
         may_exit_at_once()
     return code
+
+
+def _longest_first(models: list, history) -> list:
+    """The models in the order their builds start: the longest first (`queue_order`), from the
+    history's durations where it is kept."""
+    from ...core.execution.queue_order import longest_first
+
+    def took(model) -> float | None:
+        record = history.last_success(model) if history is not None else None
+        return record.duration if record is not None else None
+
+    return longest_first(models, took)
 
 
 def _build_models(args, settings, executor) -> int:
@@ -77,6 +89,11 @@ def _build_models(args, settings, executor) -> int:
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     jobs = []
+    if len(buildable) > 1:
+        buildable = _longest_first(buildable, session.history)
+        if settings.auto_jobs is not None:
+            renderer.message(f"trt-tui: {settings.auto_jobs.text()}")
+    output_of = dict(zip(models, outputs))
 
     def cancel_everything(name: str) -> None:
         again = "Ctrl-C" if name == "SIGINT" else name
@@ -85,9 +102,9 @@ def _build_models(args, settings, executor) -> int:
 
     with Stopper(cancel_everything, lambda: abandon(scheduler)) as stopper:
         try:
-            for model, output in zip(models, outputs):
-                if model in buildable and stopper.signal is None:
-                    jobs.append(scheduler.submit(spec_for(model, options, output=output, force=args.force,
+            for model in buildable:
+                if stopper.signal is None:
+                    jobs.append(scheduler.submit(spec_for(model, options, output=output_of[model], force=args.force,
                                                           replace=args.force)))
             while not scheduler.wait(timeout=0.2):
                 pass
