@@ -1,0 +1,182 @@
+"""A build's fixed cost and a batch near the machine's limit: `trt-tui build` against bare builds, side by side.
+
+Two parts, each in one run, configurations interleaved (A B C, B C A, ...), whole processes:
+
+- `single`: one model, one build: `bare` (a plain `tensorrt_rtx` script: parse, build, write as
+  trt-tui does; `buildwall.BARE`), `process` (`python -m trt_tui build MODEL -o ENGINE --force`, the
+  default executor) and `thread` (`--executor thread`). MNIST and ResNet-50 (the samples). For each:
+  wall (process start to exit) and CPU (user + system of the process and every descendant it
+  reaped: RUSAGE_CHILDREN), medians, and the ratio to `bare` (of the medians, and the median of
+  each round's ratio to that round's bare build, which cancels a shared machine's drift).
+- `batch`: the onnx package's nine `light_*` models. `ideal` is the total CPU time of one bare build
+  of each (fresh processes, summed) divided by the cores this process may use (`capacity`):
+  no batch runner can beat it on a CPU-bound workload. Then, interleaved: `bare loop` (the nine bare
+  builds one after another) and `trt-tui` (`trt-tui build` of the nine, `--jobs auto`); wall and CPU,
+  and `trt-tui`'s wall over the ideal.
+
+On a loaded machine (other suites on the same cores) wall times are noise; CPU time is steadier,
+and the ratios of the same round still compare like with like. Everything runs byte-compiled
+(`common.measure_as_installed`), on /dev/shm, with a history of the run's own.
+
+    python bench/batch.py [--reps N] [--batch-reps N] [--only single|batch] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from buildwall import BARE
+from common import REPO, Workdir, interleaved, loadavg, summary
+
+
+def _light_models() -> list[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("onnx")
+    if spec is None or not spec.origin:
+        raise SystemExit("the batch needs the onnx package's test data (pip install onnx)")
+    return sorted((Path(spec.origin).parent / "backend/test/data/light").glob("light_*.onnx"))
+
+
+def _env(work: Workdir) -> dict:
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=str(REPO) + (os.pathsep + path if path else ""),
+                TRT_TUI_HISTORY=str(work.root / "batch-history.db"))
+
+
+def _measure(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    """(wall, CPU of the whole process tree) of one command run to its end."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(cwd), timeout=900)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:4]}...: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+
+
+def _bare(model: Path, output: Path) -> list[str]:
+    return [sys.executable, "-c", BARE, str(model), str(output)]
+
+
+def _trt_tui(models: list[Path], output: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "trt_tui", "build", *map(str, models), "-o", str(output), "--force", *extra]
+
+
+def _table(rows: list[tuple], header: tuple) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "| " + " | ".join("-" * w for w in widths) + " |", *map(line, rows)])
+
+
+def single(work: Workdir, reps: int, log=print) -> dict:
+    env, out = _env(work), work.root / "single"
+    out.mkdir(exist_ok=True)
+    configs = ["bare", "process", "thread"]
+    result: dict = {}
+    for name in ("mnist", "resnet50"):
+        model = work.model(name)
+
+        def argv(config: str, output: Path) -> list[str]:
+            if config == "bare":
+                return _bare(model, output)
+            return _trt_tui([model], output, *(["--executor", "thread"] if config == "thread" else []))
+
+        for config in configs:  # warm-up: page cache, bytecode, TensorRT's caches on disk
+            _measure(argv(config, out / f"warm-{config}.engine"), env, work.root)
+        samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
+        for rep, config in interleaved(configs, reps):
+            engine = out / f"{name}-{config}-{rep}.engine"
+            samples[config].append(_measure(argv(config, engine), env, work.root))
+            engine.unlink(missing_ok=True)
+        base_wall = summary([w for w, _ in samples["bare"]])["median"]
+        base_cpu = summary([c for _, c in samples["bare"]])["median"]
+        result[name] = {}
+        for config in configs:
+            walls, cpus = [w for w, _ in samples[config]], [c for _, c in samples[config]]
+            result[name][config] = {
+                "wall": summary(walls), "cpu": summary(cpus), "wall_samples": walls, "cpu_samples": cpus,
+                "wall_ratio": summary(walls)["median"] / base_wall, "cpu_ratio": summary(cpus)["median"] / base_cpu,
+                "paired_wall_ratio": summary([w / b for (w, _), (b, _) in zip(samples[config], samples["bare"])])["median"],
+                "paired_cpu_ratio": summary([c / b for (_, c), (_, b) in zip(samples[config], samples["bare"])])["median"],
+            }
+    rows = [(name, config, f"{r['wall']['median']:.3f}", f"{r['wall_ratio']:.2f}× ({r['paired_wall_ratio']:.2f}×)",
+             f"{r['cpu']['median']:.3f}", f"{r['cpu_ratio']:.2f}× ({r['paired_cpu_ratio']:.2f}×)")
+            for name, by in result.items() for config, r in by.items()]
+    log(f"\nOne build ({reps} interleaved rounds; ratio of medians to bare, paired median in brackets):")
+    log(_table(rows, ("model", "config", "wall s", "wall / bare", "CPU s", "CPU / bare")))
+    return result
+
+
+def batch(work: Workdir, reps: int, log=print) -> dict:
+    sys.path.insert(0, str(REPO))
+    from trt_tui.core.execution.capacity import capacity
+
+    models, env = _light_models(), _env(work)
+    cores = capacity().cores
+    out = work.root / "batch"
+    out.mkdir(exist_ok=True)
+    each = {}
+    for model in models:  # one bare build of each: the work the batch has to do
+        each[model.name] = _measure(_bare(model, out / f"{model.stem}.engine"), env, work.root)
+    total_cpu = sum(c for _, c in each.values())
+    ideal = total_cpu / cores
+    configs = ["bare loop", "trt-tui"]
+    samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
+    for rep, config in interleaved(configs, reps):
+        if config == "bare loop":
+            walls_cpus = [_measure(_bare(m, out / f"{m.stem}.engine"), env, work.root) for m in models]
+            samples[config].append((sum(w for w, _ in walls_cpus), sum(c for _, c in walls_cpus)))
+        else:
+            samples[config].append(_measure(_trt_tui(models, Path(f"{out}/")), env, work.root))
+        log(f"  round {rep + 1}/{reps} {config:9s} {samples[config][-1][0]:6.2f} s wall, {samples[config][-1][1]:6.2f} s CPU")
+    result: dict = {"models": [m.name for m in models], "cores": cores, "single_builds": each,
+                    "total_single_cpu": total_cpu, "ideal_wall": ideal, "configs": {}}
+    rows = [("ideal (CPU ÷ cores)", f"{ideal:.2f}", "1.00×", f"{total_cpu:.2f}")]
+    for config in configs:
+        walls, cpus = [w for w, _ in samples[config]], [c for _, c in samples[config]]
+        r = result["configs"][config] = {"wall": summary(walls), "cpu": summary(cpus), "wall_samples": walls,
+                                         "cpu_samples": cpus, "over_ideal": summary(walls)["median"] / ideal}
+        rows.append((config, f"{r['wall']['median']:.2f}", f"{r['over_ideal']:.2f}×", f"{r['cpu']['median']:.2f}"))
+    log(f"\nThe nine light models on {cores} cores ({reps} interleaved rounds, medians):")
+    log(_table(rows, ("run", "wall s", "wall / ideal", "CPU s")))
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=7, help="rounds of the one-build part")
+    parser.add_argument("--batch-reps", type=int, default=3, help="rounds of the batch part")
+    parser.add_argument("--only", choices=("single", "batch"))
+    parser.add_argument("--out", type=Path, help="write the result as JSON")
+    args = parser.parse_args()
+    compileall.compile_dir(str(REPO / "trt_tui"), quiet=1)
+    work = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
+    result: dict = {"loadavg_before": loadavg()}
+    try:
+        work.prepare()
+        if args.only in (None, "single"):
+            result["single"] = single(work, args.reps)
+        if args.only in (None, "batch"):
+            result["batch"] = batch(work, args.batch_reps)
+    finally:
+        work.cleanup()
+    result["loadavg_after"] = loadavg()
+    print(f"\nload average before / after: {result['loadavg_before'][0]:.1f} / {result['loadavg_after'][0]:.1f}"
+          " (on a loaded machine wall times are noise; compare CPU, and ratios within a round)")
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
