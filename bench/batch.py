@@ -4,7 +4,9 @@ Two parts, each in one run, configurations interleaved (A B C, B C A, ...), whol
 
 - `single`: one model, one build: `bare` (a plain `tensorrt_rtx` script: parse, build, write as
   trt-tui does; `buildwall.BARE`), `process` (`python -m trt_tui build MODEL -o ENGINE --force`, the
-  default executor) and `thread` (`--executor thread`). MNIST and ResNet-50 (the samples). For each:
+  default executor) and `thread` (`--executor thread`). MNIST and ResNet-50 (the samples). Each
+  configuration rebuilds its own engine path every round (the engine replaced, as a user's rebuild
+  does; trt-tui's `--force`, so the engine cache does not skip it). For each:
   wall (process start to exit) and CPU (user + system of the process and every descendant it
   reaped: RUSAGE_CHILDREN), medians, and the ratio to `bare` (of the medians, and the median of
   each round's ratio to that round's bare build, which cancels a shared machine's drift).
@@ -73,6 +75,13 @@ def _trt_tui(models: list[Path], output: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "trt_tui", "build", *map(str, models), "-o", str(output), "--force", *extra]
 
 
+def _single_argv(model: Path, config: str, output: Path) -> list[str]:
+    """One build of `model` to `output`, replacing the engine there, as a user rebuilding it does."""
+    if config == "bare":
+        return _bare(model, output)
+    return _trt_tui([model], output, *(["--executor", "thread"] if config == "thread" else []))
+
+
 def _table(rows: list[tuple], header: tuple) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
@@ -86,19 +95,11 @@ def single(work: Workdir, reps: int, log=print) -> dict:
     result: dict = {}
     for name in ("mnist", "resnet50"):
         model = work.model(name)
-
-        def argv(config: str, output: Path) -> list[str]:
-            if config == "bare":
-                return _bare(model, output)
-            return _trt_tui([model], output, *(["--executor", "thread"] if config == "thread" else []))
-
         for config in configs:  # warm-up: page cache, bytecode, TensorRT's caches on disk
-            _measure(argv(config, out / f"warm-{config}.engine"), env, work.root)
+            _measure(_single_argv(model, config, out / f"{name}-{config}.engine"), env, work.root)
         samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
-        for rep, config in interleaved(configs, reps):
-            engine = out / f"{name}-{config}-{rep}.engine"
-            samples[config].append(_measure(argv(config, engine), env, work.root))
-            engine.unlink(missing_ok=True)
+        for _, config in interleaved(configs, reps):
+            samples[config].append(_measure(_single_argv(model, config, out / f"{name}-{config}.engine"), env, work.root))
         base_wall = summary([w for w, _ in samples["bare"]])["median"]
         base_cpu = summary([c for _, c in samples["bare"]])["median"]
         result[name] = {}

@@ -102,7 +102,7 @@ class MemoryGuard:
         build is submitted, before it starts: hashing a 100 MB model there (~90 ms of CPU) delays
         every build by as much, where the engine cache would take the hash beside the build. So the
         model is hashed here only where a build of the same model can be in the history at all (one
-        of the same size with the same options), and not even then where the engine's record
+        of the same size, or of a size not recorded, with the same options), and not even then where the engine's record
         vouches for the hash (the model's files have the stamps they had when it was hashed). The
         hash taken here is memoised by the engine cache's hasher, which reuses it."""
         try:
@@ -114,7 +114,7 @@ class MemoryGuard:
             key = options_key(options)
             content_hash = None
             if (self.hasher is not None and size is not None and spec.model.is_file()
-                    and any(opts == key and nbytes == size for _, opts, nbytes, _ in measured)):
+                    and any(opts == key and nbytes in (size, None, 0) for _, opts, nbytes, _ in measured)):
                 content_hash = _recorded_hash(spec) or self.hasher.model_hash(spec.model)
             return forecast(measured, content_hash, options, size)
         except Exception:
