@@ -20,7 +20,10 @@ On a loaded machine (other suites on the same cores) wall times are noise; CPU t
 and the ratios of the same round still compare like with like. Everything runs byte-compiled
 (`common.measure_as_installed`), on /dev/shm, with a history of the run's own.
 
-    python bench/batch.py [--reps N] [--batch-reps N] [--only single|batch] [--out FILE.json]
+    python bench/batch.py [--reps N] [--batch-reps N] [--only single|batch] [--before DIR] [--out FILE.json]
+
+`--before DIR` (an older checkout: `git archive REV | tar -x -C DIR`) adds that code's `trt-tui build`
+to the one-build part, in the same rounds (`process_before`, `thread_before`).
 """
 
 from __future__ import annotations
@@ -49,9 +52,9 @@ def _light_models() -> list[Path]:
     return sorted((Path(spec.origin).parent / "backend/test/data/light").glob("light_*.onnx"))
 
 
-def _env(work: Workdir) -> dict:
+def _env(work: Workdir, code: Path = REPO) -> dict:
     path = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=str(REPO) + (os.pathsep + path if path else ""),
+    return dict(os.environ, PYTHONPATH=str(code) + (os.pathsep + path if path else ""),
                 TRT_TUI_HISTORY=str(work.root / "batch-history.db"))
 
 
@@ -79,7 +82,7 @@ def _single_argv(model: Path, config: str, output: Path) -> list[str]:
     """One build of `model` to `output`, replacing the engine there, as a user rebuilding it does."""
     if config == "bare":
         return _bare(model, output)
-    return _trt_tui([model], output, *(["--executor", "thread"] if config == "thread" else []))
+    return _trt_tui([model], output, *(["--executor", "thread"] if config.startswith("thread") else []))
 
 
 def _table(rows: list[tuple], header: tuple) -> str:
@@ -88,18 +91,20 @@ def _table(rows: list[tuple], header: tuple) -> str:
     return "\n".join([line(header), "| " + " | ".join("-" * w for w in widths) + " |", *map(line, rows)])
 
 
-def single(work: Workdir, reps: int, log=print) -> dict:
-    env, out = _env(work), work.root / "single"
+def single(work: Workdir, reps: int, before: Path | None = None, log=print) -> dict:
+    out = work.root / "single"
     out.mkdir(exist_ok=True)
-    configs = ["bare", "process", "thread"]
+    configs = ["bare", "process", "thread"] + (["process_before", "thread_before"] if before is not None else [])
+    envs = {c: _env(work, before if c.endswith("_before") and before is not None else REPO) for c in configs}
     result: dict = {}
     for name in ("mnist", "resnet50"):
         model = work.model(name)
         for config in configs:  # warm-up: page cache, bytecode, TensorRT's caches on disk
-            _measure(_single_argv(model, config, out / f"{name}-{config}.engine"), env, work.root)
+            _measure(_single_argv(model, config, out / f"{name}-{config}.engine"), envs[config], work.root)
         samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
         for _, config in interleaved(configs, reps):
-            samples[config].append(_measure(_single_argv(model, config, out / f"{name}-{config}.engine"), env, work.root))
+            engine = out / f"{name}-{config}.engine"
+            samples[config].append(_measure(_single_argv(model, config, engine), envs[config], work.root))
         base_wall = summary([w for w, _ in samples["bare"]])["median"]
         base_cpu = summary([c for _, c in samples["bare"]])["median"]
         result[name] = {}
@@ -160,14 +165,17 @@ def main() -> None:
     parser.add_argument("--batch-reps", type=int, default=3, help="rounds of the batch part")
     parser.add_argument("--only", choices=("single", "batch"))
     parser.add_argument("--out", type=Path, help="write the result as JSON")
+    parser.add_argument("--before", type=Path, help="an older tree (git archive REV | tar -x -C DIR): its"
+                        " `trt-tui build` side by side in the one-build part (process_before, thread_before)")
     args = parser.parse_args()
-    compileall.compile_dir(str(REPO / "trt_tui"), quiet=1)
+    for code in {REPO, args.before} - {None}:
+        compileall.compile_dir(str(code / "trt_tui"), quiet=1)
     work = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir="/dev/shm")))
     result: dict = {"loadavg_before": loadavg()}
     try:
         work.prepare()
         if args.only in (None, "single"):
-            result["single"] = single(work, args.reps)
+            result["single"] = single(work, args.reps, args.before)
         if args.only in (None, "batch"):
             result["batch"] = batch(work, args.batch_reps)
     finally:
