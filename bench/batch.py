@@ -14,7 +14,8 @@ Two parts, each in one run, configurations interleaved (A B C, B C A, ...), whol
   of each (fresh processes, summed) divided by the cores this process may use (`capacity`):
   no batch runner can beat it on a CPU-bound workload. Then, interleaved: `bare loop` (the nine bare
   builds one after another) and `trt-tui` (`trt-tui build` of the nine, `--jobs auto`); wall and CPU,
-  and `trt-tui`'s wall over the ideal.
+  and `trt-tui`'s wall over the ideal; with `--before DIR`, that code's `trt-tui build` too (`trt-tui
+  before`: its own default, `--jobs 2` there, models in the order given).
 
 On a loaded machine (other suites on the same cores) wall times are noise; CPU time is steadier,
 and the ratios of the same round still compare like with like. Everything runs byte-compiled
@@ -124,7 +125,7 @@ def single(work: Workdir, reps: int, before: Path | None = None, log=print) -> d
     return result
 
 
-def batch(work: Workdir, reps: int, log=print) -> dict:
+def batch(work: Workdir, reps: int, before: Path | None = None, log=print) -> dict:
     sys.path.insert(0, str(REPO))
     from trt_tui.core.execution.capacity import capacity
 
@@ -137,14 +138,16 @@ def batch(work: Workdir, reps: int, log=print) -> dict:
         each[model.name] = _measure(_bare(model, out / f"{model.stem}.engine"), env, work.root)
     total_cpu = sum(c for _, c in each.values())
     ideal = total_cpu / cores
-    configs = ["bare loop", "trt-tui"]
+    configs = ["bare loop", "trt-tui"] + (["trt-tui before"] if before is not None else [])
+    before_env = _env(work, before) if before is not None else env
     samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
     for rep, config in interleaved(configs, reps):
         if config == "bare loop":
             walls_cpus = [_measure(_bare(m, out / f"{m.stem}.engine"), env, work.root) for m in models]
             samples[config].append((sum(w for w, _ in walls_cpus), sum(c for _, c in walls_cpus)))
         else:
-            samples[config].append(_measure(_trt_tui(models, Path(f"{out}/")), env, work.root))
+            samples[config].append(_measure(_trt_tui(models, Path(f"{out}/")), before_env if config == "trt-tui before"
+                                            else env, work.root))
         log(f"  round {rep + 1}/{reps} {config:9s} {samples[config][-1][0]:6.2f} s wall, {samples[config][-1][1]:6.2f} s CPU")
     result: dict = {"models": [m.name for m in models], "cores": cores, "single_builds": each,
                     "total_single_cpu": total_cpu, "ideal_wall": ideal, "configs": {}}
@@ -177,7 +180,7 @@ def main() -> None:
         if args.only in (None, "single"):
             result["single"] = single(work, args.reps, args.before)
         if args.only in (None, "batch"):
-            result["batch"] = batch(work, args.batch_reps)
+            result["batch"] = batch(work, args.batch_reps, args.before)
     finally:
         work.cleanup()
     result["loadavg_after"] = loadavg()

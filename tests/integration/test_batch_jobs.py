@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import by_job, json_lines, record, run_command
+from helpers import record, run_command
 
 from trt_tui.core.build.memory_limit import own_cgroup
 from trt_tui.core.history.records import History
@@ -30,43 +31,49 @@ def batch(sample_dir: Path, tmp_path: Path) -> list[Path]:
     return sorted(models.glob("*.onnx"))
 
 
+# A plain run's lines about a build's state: "[MODEL] parsing (why: ...)", "[MODEL] succeeded: ..."
+STATE_LINE = re.compile(r"^\[(?P<model>.+?)\] (?P<state>parsing|succeeded|failed|cancelled|skipped)\b")
+
+
 def build_batch(cli_env, trt_tui_command, models: list[Path], tmp_path: Path, *extra: str,
-                prefix: list[str] | None = None, preexec=None) -> list[dict]:
+                prefix: list[str] | None = None, preexec=None) -> list[str]:
+    """The models built by `trt-tui build` (plain output, as a CI log shows it); its stdout's lines."""
     out = tmp_path / "engines"
     out.mkdir(exist_ok=True)
-    args = ["build", *map(str, models), "-o", f"{out}/", "--json", "--history", str(tmp_path / "h.sqlite3"), *extra]
+    args = ["build", *map(str, models), "-o", f"{out}/", "--history", str(tmp_path / "h.sqlite3"), *extra]
     if prefix is None and preexec is None:
         result = run_command(trt_tui_command, cli_env, *args)
     else:
         result = subprocess.run([*(prefix or []), *trt_tui_command, *args], capture_output=True, text=True,
                                 stdin=subprocess.DEVNULL, env=cli_env, timeout=300, preexec_fn=preexec, check=False)
     assert result.returncode == 0, result.stderr
-    return json_lines(result.stdout)
+    return result.stdout.splitlines()
 
 
-def at_once(records: list[dict]) -> str:
+def at_once(lines: list[str]) -> str:
     """The line that says how many build at once."""
-    lines = [r["message"] for r in records if r["event"] == "message" and "at once" in r["message"]]
-    assert len(lines) == 1, records
-    return lines[0]
+    found = [line for line in lines if line.startswith("trt-tui: ") and "at once" in line]
+    assert len(found) == 1, lines
+    return found[0]
 
 
-def most_at_once(records: list[dict]) -> int:
-    """The most builds that were under way (parsing to their final state) at one time, as the events say."""
+def states(lines: list[str]) -> list[tuple[str, str]]:
+    """(model stem, state) of each state line, in order."""
+    return [(Path(m["model"]).stem, m["state"]) for line in lines if (m := STATE_LINE.match(line))]
+
+
+def most_at_once(lines: list[str]) -> int:
+    """The most builds that were under way (parsing to their final state) at one time, as the output says."""
     running = most = 0
-    for r in records:
-        if r["event"] == "state" and r["state"] == "parsing":
-            running += 1
-            most = max(most, running)
-        elif r["event"] == "state" and r["state"] in ("succeeded", "failed", "cancelled", "skipped"):
-            running -= 1
+    for _, state in states(lines):
+        running += 1 if state == "parsing" else -1
+        most = max(most, running)
     return most
 
 
-def started_order(records: list[dict]) -> list[str]:
+def started_order(lines: list[str]) -> list[str]:
     """The models' file names in the order their builds started parsing."""
-    names = {job: rs[0]["model"] for job, rs in by_job(records).items()}
-    return [Path(names[r["job"]]).stem for r in records if r["event"] == "state" and r["state"] == "parsing"]
+    return [model for model, state in states(lines) if state == "parsing"]
 
 
 def _cpu_cgroup_problem() -> str | None:
@@ -85,17 +92,17 @@ def _cpu_cgroup_problem() -> str | None:
 
 @needs_two_cores
 def test_jobs_auto_takes_every_core_this_process_has(cli_env, trt_tui_command, batch, tmp_path) -> None:
-    records = build_batch(cli_env, trt_tui_command, batch, tmp_path)
-    assert at_once(records).startswith(f"trt-tui: {CORES} at once (--jobs auto: {CORES} cores")
-    assert most_at_once(records) == min(CORES, len(batch))
+    lines = build_batch(cli_env, trt_tui_command, batch, tmp_path)
+    assert at_once(lines).startswith(f"trt-tui: {CORES} at once (--jobs auto: {CORES} cores")
+    assert most_at_once(lines) == min(CORES, len(batch))
 
 
 @needs_two_cores
 def test_jobs_auto_under_a_one_cpu_affinity_builds_one_at_a_time(cli_env, trt_tui_command, batch, tmp_path) -> None:
     first = min(os.sched_getaffinity(0))
-    records = build_batch(cli_env, trt_tui_command, batch, tmp_path, preexec=lambda: os.sched_setaffinity(0, {first}))
-    assert at_once(records) == "trt-tui: 1 at once (--jobs auto: 1 core)"
-    assert most_at_once(records) == 1
+    lines = build_batch(cli_env, trt_tui_command, batch, tmp_path, preexec=lambda: os.sched_setaffinity(0, {first}))
+    assert at_once(lines) == "trt-tui: 1 at once (--jobs auto: 1 core)"
+    assert most_at_once(lines) == 1
 
 
 @needs_two_cores
@@ -110,18 +117,18 @@ def test_jobs_auto_in_a_cgroup_with_a_one_cpu_quota_picks_one(cli_env, trt_tui_c
         period = int((group / "cpu.cfs_period_us").read_text())
         (group / "cpu.cfs_quota_us").write_text(str(period))
         enter = ["sh", "-c", f'echo $$ > {group}/cgroup.procs && exec "$@"', "sh"]
-        records = build_batch(cli_env, trt_tui_command, batch, tmp_path, prefix=enter)
+        lines = build_batch(cli_env, trt_tui_command, batch, tmp_path, prefix=enter)
     finally:
         with contextlib.suppress(OSError):
             group.rmdir()
-    assert at_once(records) == f"trt-tui: 1 at once (--jobs auto: 1 core: a cgroup CPU quota of 1 of {CORES})"
-    assert most_at_once(records) == 1
+    assert at_once(lines) == f"trt-tui: 1 at once (--jobs auto: 1 core: a cgroup CPU quota of 1 of {CORES})"
+    assert most_at_once(lines) == 1
 
 
 def test_a_given_jobs_count_is_kept_and_not_announced(cli_env, trt_tui_command, batch, tmp_path) -> None:
-    records = build_batch(cli_env, trt_tui_command, batch, tmp_path, "--jobs", "1")
-    assert not [r for r in records if r["event"] == "message" and "at once" in r["message"]]
-    assert most_at_once(records) == 1
+    lines = build_batch(cli_env, trt_tui_command, batch, tmp_path, "--jobs", "1")
+    assert not [line for line in lines if "at once" in line]
+    assert most_at_once(lines) == 1 and sorted(started_order(lines)) == ["a", "b", "c"]
 
 
 def test_builds_start_longest_first_from_the_history(cli_env, trt_tui_command, batch, tmp_path) -> None:
@@ -131,13 +138,13 @@ def test_builds_start_longest_first_from_the_history(cli_env, trt_tui_command, b
     with History(tmp_path / "h.sqlite3") as history:
         record(history, model=str(a), duration=1.0)
         record(history, model=str(c), duration=9.0)
-    records = build_batch(cli_env, trt_tui_command, batch, tmp_path, "--jobs", "1")
-    assert started_order(records) == ["c", "b", "a"]
+    lines = build_batch(cli_env, trt_tui_command, batch, tmp_path, "--jobs", "1")
+    assert started_order(lines) == ["c", "b", "a"]
 
 
 def test_without_history_the_largest_model_starts_first(cli_env, trt_tui_command, sample_dir, batch,
                                                          tmp_path) -> None:
     big = batch[0].parent / "z.onnx"
     shutil.copyfile(sample_dir / "resnet50.onnx", big)
-    records = build_batch(cli_env, trt_tui_command, [batch[0], big], tmp_path, "--jobs", "1")
-    assert started_order(records) == ["z", "a"]
+    lines = build_batch(cli_env, trt_tui_command, [batch[0], big], tmp_path, "--jobs", "1")
+    assert started_order(lines) == ["z", "a"]

@@ -91,7 +91,7 @@ def _build_models(args, settings, executor) -> int:
     jobs = []
     if len(buildable) > 1:
         buildable = _longest_first(buildable, session.history)
-        if settings.auto_jobs is not None:
+        if settings.auto_jobs is not None and not args.json:  # every JSON line is one build's
             renderer.message(f"trt-tui: {settings.auto_jobs.text()}")
     output_of = dict(zip(models, outputs))
 
