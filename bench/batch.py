@@ -136,6 +136,9 @@ def batch(work: Workdir, reps: int, before: Path | None = None, log=print) -> di
     each = {}
     for model in models:  # one bare build of each: the work the batch has to do
         each[model.name] = _measure(_bare(model, out / f"{model.stem}.engine"), env, work.root)
+    busiest = max(each, key=lambda n: each[n][1] / each[n][0])
+    log(f"  one bare build keeps at most {each[busiest][1] / each[busiest][0]:.2f} cores busy ({busiest}: CPU ÷ wall;"
+        " `capacity.BUILD_THREADS`)")
     total_cpu = sum(c for _, c in each.values())
     ideal = total_cpu / cores
     configs = ["bare loop", "trt-tui"] + (["trt-tui before"] if before is not None else [])
@@ -150,6 +153,7 @@ def batch(work: Workdir, reps: int, before: Path | None = None, log=print) -> di
                                             else env, work.root))
         log(f"  round {rep + 1}/{reps} {config:9s} {samples[config][-1][0]:6.2f} s wall, {samples[config][-1][1]:6.2f} s CPU")
     result: dict = {"models": [m.name for m in models], "cores": cores, "single_builds": each,
+                    "cores_busy_per_build": {n: c / w for n, (w, c) in each.items()},
                     "total_single_cpu": total_cpu, "ideal_wall": ideal, "configs": {}}
     rows = [("ideal (CPU ÷ cores)", f"{ideal:.2f}", "1.00×", f"{total_cpu:.2f}")]
     for config in configs:
