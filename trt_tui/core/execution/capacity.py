@@ -1,8 +1,9 @@
 """How many builds at once this machine takes (`--jobs auto`, the default).
 
 A TensorRT-RTX build on the CPU keeps about one core busy (CPU time over wall time of a bare build:
-`bench/batch.py`; BENCHMARKS.md, "A build's fixed cost, and batches"), so a batch is fastest with one build per core this process may use: more
-only time-slice the same cores (and hold more memory), fewer leave cores idle. The cores this process
+`bench/batch.py`; BENCHMARKS.md, "A build's fixed cost, and batches"), so a batch is fastest with one
+build per core this process may use: more only time-slice the same cores (and hold more memory),
+fewer leave cores idle. The cores this process
 may use are the fewest of: the CPUs it is allowed to run on (`os.sched_getaffinity`, what `taskset`
 and a cpuset give it) and a cgroup's CPU quota (a container's `--cpus`, a CI runner's limit: cgroup
 v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, v2 `cpu.max`, on this process's cgroup and every one
