@@ -13,7 +13,10 @@ Two parts, each in one run, configurations interleaved (A B C, B C A, ...), whol
 - `batch`: the onnx package's nine `light_*` models. `ideal` is the total CPU time of one bare build
   of each (fresh processes, summed) divided by the cores this process may use (`capacity`):
   no batch runner can beat it on a CPU-bound workload. Then, interleaved: `bare loop` (the nine bare
-  builds one after another) and `trt-tui` (`trt-tui build` of the nine, `--jobs auto`); wall and CPU,
+  builds one after another), `bare, cores at once` (the bare builds as many at once as there are
+  cores, longest first: a batch runner with no monitor; builds side by side can cost more CPU each
+  than alone where the cores share caches or a physical core, and this shows how much) and
+  `trt-tui` (`trt-tui build` of the nine, `--jobs auto`); wall and CPU,
   and `trt-tui`'s wall over the ideal; with `--before DIR`, that code's `trt-tui build` too (`trt-tui
   before`: its own default, `--jobs 2` there, models in the order given).
 
@@ -86,6 +89,25 @@ def _single_argv(model: Path, config: str, output: Path) -> list[str]:
     return _trt_tui([model], output, *(["--executor", "thread"] if config.startswith("thread") else []))
 
 
+def _bare_pool(models: list[Path], cores: int, out: Path, env: dict, cwd: Path,
+               each: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    """The bare builds, `cores` at once, the longest (by its measured single build) first: the best a
+    batch runner with no monitor does on this machine. (wall, CPU of every build process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    order = sorted(models, key=lambda m: -each[m.name][0])
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    with ThreadPoolExecutor(cores) as pool:
+        for proc in pool.map(lambda m: subprocess.run(_bare(m, out / f"{m.stem}.pool.engine"), env=env,
+                                                      capture_output=True, cwd=str(cwd), timeout=900), order):
+            if proc.returncode != 0:
+                raise RuntimeError(f"bare build: exit {proc.returncode}: {proc.stderr[-2000:]!r}")
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+
+
 def _table(rows: list[tuple], header: tuple) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
@@ -141,13 +163,15 @@ def batch(work: Workdir, reps: int, before: Path | None = None, log=print) -> di
         " `capacity.BUILD_THREADS`)")
     total_cpu = sum(c for _, c in each.values())
     ideal = total_cpu / cores
-    configs = ["bare loop", "trt-tui"] + (["trt-tui before"] if before is not None else [])
+    configs = ["bare loop", "bare, cores at once", "trt-tui"] + (["trt-tui before"] if before is not None else [])
     before_env = _env(work, before) if before is not None else env
     samples: dict[str, list[tuple[float, float]]] = {c: [] for c in configs}
     for rep, config in interleaved(configs, reps):
         if config == "bare loop":
             walls_cpus = [_measure(_bare(m, out / f"{m.stem}.engine"), env, work.root) for m in models]
             samples[config].append((sum(w for w, _ in walls_cpus), sum(c for _, c in walls_cpus)))
+        elif config == "bare, cores at once":
+            samples[config].append(_bare_pool(models, cores, out, env, work.root, each))
         else:
             samples[config].append(_measure(_trt_tui(models, Path(f"{out}/")), before_env if config == "trt-tui before"
                                             else env, work.root))
