@@ -46,18 +46,6 @@ def run(args) -> int:
     return code
 
 
-def _longest_first(models: list, history) -> list:
-    """The models in the order their builds start: the longest first (`queue_order`), from the
-    history's durations where it is kept."""
-    from ...core.execution.queue_order import longest_first
-
-    def took(model) -> float | None:
-        record = history.last_success(model) if history is not None else None
-        return record.duration if record is not None else None
-
-    return longest_first(models, took)
-
-
 def _build_models(args, settings, executor) -> int:
     from ...core.build.driver import spec_for
     from ...core.build.events import State
@@ -90,7 +78,9 @@ def _build_models(args, settings, executor) -> int:
     scheduler.subscribe(renderer.handle)
     jobs = []
     if len(buildable) > 1:
-        buildable = _longest_first(buildable, session.history)
+        from ...core.execution.queue_order import longest_first_by_history
+
+        buildable = longest_first_by_history(buildable, session.history)
         if settings.auto_jobs is not None and not args.json:  # every JSON line is one build's
             renderer.message(f"trt-tui: {settings.auto_jobs.text()}")
     output_of = dict(zip(models, outputs))

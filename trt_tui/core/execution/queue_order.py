@@ -14,16 +14,30 @@ import os
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
+
+Model = TypeVar("Model", str, Path)  # a model's path, as the caller holds it
 
 
-def _size(model: Path) -> int:
+class _Finished(Protocol):
+    @property
+    def duration(self) -> float: ...
+
+
+class SuccessfulBuilds(Protocol):
+    """The history, as far as the order asks it (`History.last_success`)."""
+
+    def last_success(self, model: str | Path) -> _Finished | None: ...
+
+
+def _size(model: str | Path) -> int:
     try:
         return os.stat(model).st_size
     except OSError:
         return 0
 
 
-def longest_first(models: Sequence[Path], took: Callable[[Path], float | None]) -> list[Path]:
+def longest_first(models: Sequence[Model], took: Callable[[Model], float | None]) -> list[Model]:
     """`models`, the one expected to build longest first. `took(model)`: the seconds its last
     successful build took, None where it has none. Models expected to take as long keep their order."""
     seconds = {model: took(model) for model in models}
@@ -31,10 +45,20 @@ def longest_first(models: Sequence[Path], took: Callable[[Path], float | None]) 
     rates = [s / sizes[m] for m, s in seconds.items() if s is not None and sizes[m] > 0]
     per_byte = statistics.median(rates) if rates else None
 
-    def expected(model: Path) -> float:
+    def expected(model: Model) -> float:
         known = seconds[model]
         if known is not None:
             return known
         return sizes[model] * per_byte if per_byte is not None else float(sizes[model])
 
     return sorted(models, key=expected, reverse=True)  # sorted() is stable: ties keep their order
+
+
+def longest_first_by_history(models: Sequence[Model], history: SuccessfulBuilds | None) -> list[Model]:
+    """`longest_first`, each model's seconds from its last successful build in `history` (None: by
+    size alone)."""
+    def took(model: Model) -> float | None:
+        record = history.last_success(model) if history is not None else None
+        return record.duration if record is not None else None
+
+    return longest_first(models, took)
