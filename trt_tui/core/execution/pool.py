@@ -163,40 +163,8 @@ def _open_fds() -> list[int]:
     return [int(name) for name in os.listdir("/proc/self/fd")]
 
 
-_early: Spare | None = None  # a build process started before the command line was read (`start_early`)
-
-
-def start_early() -> None:
-    """Fork one build process now, before the command line and the config file are read, so that its
-    TensorRT import runs beside them: a one-model `trt-tui build` otherwise waits for this process's
-    imports and checks (~0.1 s of CPU) before its build process even starts importing. The process
-    executor's pool takes it as its first spare (`WarmPool.prewarm`); one nobody takes is
-    discarded (`discard_early`). Only where a fork is safe (`may_fork`); never raises."""
-    global _early
-    if _early is not None or not may_fork():
-        return
-    try:
-        import multiprocessing
-
-        _early = start_process(multiprocessing.get_context("spawn"))
-    except Exception:
-        _early = None
-
-
-def _take_early() -> Spare | None:
-    global _early
-    early, _early = _early, None
-    if early is not None and not early.alive():
-        early.discard()
-        return None
-    return early
-
-
-def discard_early() -> None:
-    """Stop the early build process if no pool took it (a thread executor's build, a usage error)."""
-    early = _take_early()
-    if early is not None:
-        early.discard()
+# A build process started before the command line was read (`trt_tui.entry`), until a pool takes it
+early_spares: list[Spare] = []
 
 
 class WarmPool:
@@ -222,8 +190,8 @@ class WarmPool:
         many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
         is started past the last of them, where it would only compete with the builds for CPU."""
         self._left = builds
-        early = _take_early() if self.warm and self._context.get_start_method() == "spawn" else None
-        if early is not None:
+        while early_spares and self.warm and self._context.get_start_method() == "spawn":
+            early = early_spares.pop()
             with self._state.lock:
                 self._state.spares.append(early)
         self._offer_seeded(idle=True)
