@@ -120,7 +120,8 @@ def session_settings(args) -> SessionSettings:
 
         auto = capacity(args.backend if args.backend != "auto" else None)
     return SessionSettings(jobs=auto.jobs if auto is not None else args.jobs, auto_jobs=auto,
-                           executor=args.executor, cancel_grace=args.cancel_grace, history=args.history, trace=args.trace, ray=ray_options(args),
+                           executor=args.executor, cancel_grace=args.cancel_grace, history=args.history,
+                           trace=args.trace, ray=ray_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,
                            memory_limit=memory_limit(args), gpus=args.gpus)
 
