@@ -7,6 +7,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from support.history import record
+
 from trt_tui.core.build.events import Waiting
 from trt_tui.core.build.memory_limit import memory_failure
 from trt_tui.core.history.forecast import fit, forecast
@@ -53,3 +55,33 @@ def test_the_headless_line_says_why_a_build_waits() -> None:
 
     line = state_line("m.onnx", Waiting(1, 0.0, "waiting: needs ~6.1 GiB, 3.2 GiB free"))
     assert line == "[m.onnx] queued: waiting: needs ~6.1 GiB, 3.2 GiB free"
+
+
+def test_the_forecast_hashes_the_model_only_where_the_history_may_hold_it(tmp_path) -> None:
+    """Hashing happens as the build is submitted, before it starts: a model no build of the same size
+    and options could be is not read for it, and it still gets the fitted forecast."""
+    from trt_tui.core.build.driver import BuildOptions, BuildSpec
+    from trt_tui.core.cache.engine_cache import EngineCache
+    from trt_tui.core.execution.memory_guard import MemoryGuard
+    from trt_tui.core.model.samples import write_samples
+
+    write_samples(tmp_path, ["mnist"])
+    model = tmp_path / "mnist.onnx"
+    size = model.stat().st_size
+    hasher = EngineCache().hasher
+    read: list[Path] = []
+    real = hasher.hash_and_stamp
+    hasher.hash_and_stamp = lambda path: (read.append(path), real(path))[1]  # type: ignore[method-assign]
+    with History(tmp_path / "h.sqlite3") as history:
+        for i, other in enumerate((size * 2, size * 3)):
+            record(history, model=f"/m{i}.onnx", model_hash=f"h{i}", options=BuildOptions().describe(),
+                   model_bytes=other, peak_rss_bytes=100_000_000 + other * 10)
+        guard = MemoryGuard(history, hasher=hasher)
+        spec = BuildSpec(model, tmp_path / "m.engine")
+        first = guard.forecast(spec)
+        assert first.basis == "fitted" and read == []
+        record(history, model=str(model), model_hash=hasher.model_hash(model), options=BuildOptions().describe(),
+               model_bytes=size, peak_rss_bytes=123_000_000)
+        read.clear()
+        again = guard.forecast(spec)
+    assert again.basis == "same model" and again.peak_bytes == 123_000_000 and read == [model]

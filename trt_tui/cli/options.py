@@ -24,7 +24,7 @@ from ..core.execution.executor_registry import (
 )
 from ..core.execution.session_settings import SessionSettings
 from .errors import UsageError
-from .types import gpu_list, int_in, limit_size, parse_size, profile_shapes, seconds, spare_size
+from .types import gpu_list, int_in, jobs_count, limit_size, parse_size, profile_shapes, seconds, spare_size
 
 
 def add_build_options(p: argparse.ArgumentParser) -> None:
@@ -40,7 +40,9 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                    help="TensorRT-RTX target(s), e.g. 8.9 or 8.6,12.0 (repeatable)")
     g.add_argument("--timing-cache", metavar="FILE", help="timing cache file (full TensorRT only)")
     g.add_argument("--verbose", action="store_true", help="record and print TensorRT's verbose log")
-    p.add_argument("-j", "--jobs", type=int_in(1, 256), default=2, help="builds at once (default 2)")
+    p.add_argument("-j", "--jobs", type=jobs_count, default="auto", metavar="N|auto",
+                   help="builds at once (default auto: one per core this process may use, cgroup CPU quota"
+                        " included)")
     add_executor_options(p)
     p.add_argument("--cancel-grace", type=seconds, default=DEFAULT_CANCEL_GRACE, metavar="SECONDS",
                    help="with an executor that builds in a process of its own: force a cancel that TensorRT has"
@@ -166,8 +168,14 @@ def session_settings(args) -> SessionSettings:
     from .checks import check_history
 
     check_history(args.history)
-    return SessionSettings(jobs=args.jobs, executor=args.executor, cancel_grace=args.cancel_grace,
-                           history=args.history, trace=args.trace, executor_options=executor_options(args),
+    auto = None
+    if args.jobs == "auto":
+        from ..core.execution.capacity import capacity
+
+        auto = capacity(args.backend if args.backend != "auto" else None)
+    return SessionSettings(jobs=auto.jobs if auto is not None else args.jobs, auto_jobs=auto,
+                           executor=args.executor, cancel_grace=args.cancel_grace, history=args.history,
+                           trace=args.trace, executor_options=executor_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,
                            memory_limit=memory_limit(args), gpus=args.gpus)
 

@@ -30,6 +30,17 @@ def int_in(low: int, high: int | None = None):
     return convert
 
 
+def jobs_count(text: str) -> int | str:
+    """An argparse type: `auto` (one build per usable core, `core.execution.capacity`) or 1 to 256."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, nor auto") from None
+    return int_in(1, 256)(text)
+
+
 def seconds(text: str) -> float:
     """An argparse type: a finite number of seconds, zero or more."""
     try:

@@ -59,8 +59,12 @@ class QueueActions(MainScreenHost):
     _builds_title = "Builds"
 
     def action_build_all(self) -> None:
-        """Every model the filter shows, as one batch whose progress the builds list's title shows."""
-        self.batch_jobs = [job for job in map(self.host.submit, self.host.picker.visible_paths()) if job is not None]
+        """Every model the filter shows, as one batch whose progress the builds list's title shows; the
+        longest build starts first (`queue_order`)."""
+        from ..core.execution.queue_order import longest_first_by_history
+
+        paths = longest_first_by_history(self.host.picker.visible_paths(), self.host.session.history)
+        self.batch_jobs = [job for job in map(self.host.submit, paths) if job is not None]
         self.show_builds_title()
 
     def action_pause_queue(self) -> None:

@@ -33,7 +33,7 @@ def run(args) -> int:
     settings = session_settings(args)
     executor = settings.prewarmed_executor(len(args.models))
     executor.release_on_close = False  # this process exits once the builds are done
-    if executor.own_process or (args.jobs > 1 and len(args.models) > 1):
+    if executor.own_process or (settings.jobs > 1 and len(args.models) > 1):
         code = _build_models(args, settings, executor)
     else:
         from ...core.build import native_log
@@ -79,6 +79,13 @@ def _build_models(args, settings, executor) -> int:
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
     jobs = []
+    if len(buildable) > 1:
+        from ...core.execution.queue_order import longest_first_by_history
+
+        buildable = longest_first_by_history(buildable, session.history)
+        if settings.auto_jobs is not None:
+            renderer.message(f"trt-tui: {settings.auto_jobs.text()}")
+    output_of = dict(zip(models, outputs))
 
     def cancel_everything(name: str) -> None:
         again = "Ctrl-C" if name == "SIGINT" else name
@@ -87,9 +94,9 @@ def _build_models(args, settings, executor) -> int:
 
     with Stopper(cancel_everything, lambda: abandon(scheduler)) as stopper:
         try:
-            for model, output in zip(models, outputs):
-                if model in buildable and stopper.signal is None:
-                    jobs.append(scheduler.submit(spec_for(model, options, output=output, force=args.force,
+            for model in buildable:
+                if stopper.signal is None:
+                    jobs.append(scheduler.submit(spec_for(model, options, output=output_of[model], force=args.force,
                                                           replace=args.force)))
             if stopper.signal is None:
                 ci.submit_repro(scheduler, buildable, options, renderer.message)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..build.memory_limit import MemoryLimit
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig
+from .capacity import Capacity
 from .executor import DEFAULT_CANCEL_GRACE, Executor
 
 if TYPE_CHECKING:  # the session's modules (cache, scheduler, history) load when one is opened
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # the session's modules (cache, scheduler, history) load when
 @dataclass(frozen=True)
 class SessionSettings:
     jobs: int = 2  # builds at once
+    auto_jobs: Capacity | None = None  # how `--jobs auto` came to `jobs`
     executor: str | None = None  # an executor's name (`executor_registry`); None: the default
     cancel_grace: float = DEFAULT_CANCEL_GRACE
     history: str | None = None  # None: $TRT_TUI_HISTORY or the user data directory
