@@ -11,14 +11,23 @@ from support.commands import json_lines, run_command
 EXIT_OK, EXIT_USAGE = 0, 2
 
 BORROWED = '''
+from trt_tui.core.execution.executor import ExecutorOption
 from trt_tui.core.execution.executors import ThreadExecutor
 
 
 class BorrowedThread(ThreadExecutor):
-    """The thread executor under another name, from another package."""
+    """The thread executor under another name, from another package, with an option of its own."""
 
     name = "borrowed-thread"
     help = "a thread, from a plug-in"
+    options = (ExecutorOption("borrowed-label", "a label this executor checks", metavar="TEXT"),)
+
+    @classmethod
+    def configure(cls, given):
+        label = given.get("borrowed_label")
+        if label is not None and not label.isalpha():
+            raise ValueError(f"--borrowed-label must be letters, not {label!r}")
+        return {"label": label}
 '''
 
 
@@ -36,6 +45,18 @@ def test_an_installed_executor_runs_builds(cli_env, trt_tui_command, sample_dir,
     states = [r["state"] for r in json_lines(result.stdout) if r["event"] == "state"]
     assert states == ["queued", "parsing", "building", "writing", "succeeded"]
     # It says it has no process of its own to limit, as the thread executor it is.
+    # Its own option is on the command line, checked by it: one line naming what is wrong.
+    labelled = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "-o", tmp_path / "m.engine",
+                           "--executor=borrowed-thread", "--borrowed-label", "night", "--force", "--json")
+    assert labelled.returncode == EXIT_OK, labelled.stderr
+    bad = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "--executor", "borrowed-thread",
+                      "--borrowed-label", "night-1")
+    assert bad.returncode == EXIT_USAGE
+    assert [line for line in bad.stderr.splitlines() if line.strip()] == [
+        "trt-tui: --borrowed-label must be letters, not 'night-1'"], bad.stderr
+    # Without --executor naming it, its option is no option of trt-tui's.
+    unknown = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "--borrowed-label", "night")
+    assert unknown.returncode == EXIT_USAGE and "--borrowed-label" in unknown.stderr
     refused = run_command(trt_tui_command, env, "build", sample_dir / "mnist.onnx", "--executor", "borrowed-thread",
                           "--memory-limit", "2G")
     assert refused.returncode == EXIT_USAGE

@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"trt-tui: {typo}", file=sys.stderr)
             return EXIT_USAGE
     only = only_command(argv, SUBCOMMANDS)
+    if any(arg == "--executor" or arg.startswith("--executor=") for arg in argv):
+        from .options import name_installed_executor
+
+        name_installed_executor(argv)  # an installed one's own options join the parser
     parser = command_parser(only) if only else app_parser()
     try:
         config = apply_config_file(parser, every_parser)  # the file's values are the parser's defaults

@@ -71,13 +71,33 @@ def executor_name(text: str) -> str:
     return text
 
 
+# Installed executors named by `--executor` on this command line (`name_installed_executor`): their
+# own options join the parser as trt-tui's own executors' do. Only a named one is looked up, since
+# reading every installed package's metadata costs a few tenths of a second.
+_named_installed: list[type[Executor]] = []
+
+
+def name_installed_executor(argv: list[str]) -> None:
+    """Before the parser is made: the executor `--executor NAME` names in `argv`, where it is not one of
+    trt-tui's own, so that its options are added (an unknown name is `--executor`'s error to say)."""
+    names = [b for a, b in zip(argv, argv[1:]) if a == "--executor"]
+    names += [a.partition("=")[2] for a in argv if a.startswith("--executor=")]
+    _named_installed.clear()
+    for name in names:
+        if name not in BUILT_IN:
+            try:
+                _named_installed.append(executor_class(name))
+            except (ValueError, ImportError, TypeError, AttributeError):
+                pass
+
+
 def add_executor_options(p: argparse.ArgumentParser) -> None:
     """`--executor`, and each executor's own options, as the executors declare them."""
     described = "; ".join(f"{name}: {cls.help}" for name, cls in built_in_executors().items())
     p.add_argument("--executor", type=executor_name, default=None, metavar="NAME",
                    help=f"where each build runs (default {DEFAULT_EXECUTOR}). {described}; or one an installed"
                         " package adds")
-    for cls in built_in_executors().values():
+    for cls in [*built_in_executors().values(), *_named_installed]:
         if cls.options:
             add_options_of(p, cls)
 
