@@ -212,7 +212,7 @@ class TrtTuiApp(BuildFeed, App[int]):
     def _slow_tick(self) -> None:
         for view in self.views.values():
             if not view.state.final:
-                self._update_row(view)
+                self.builds.update_build(view.id)
         for job in self._due_vitals:
             self._show_vitals(self.views[job])
         self._due_vitals.clear()

@@ -19,7 +19,7 @@ from ..core.build.events import Log, SpecSummary, State, Vitals
 from ..core.build.tracker import What
 from ..core.history.estimates import expected_for
 from .action_host import ActionHost
-from .build_view import BuildView, backend_label, build_title, queued_spec
+from .build_view import BuildView, build_title, queued_spec
 from .log_level import LOG_LEVELS, options_at
 from .widgets.guard import guarded
 from .widgets.messages import BuildEvents
@@ -36,7 +36,7 @@ class BuildFeed(ActionHost):
                 view.expected, view.expected_from_older = expected_for(history, path.resolve())
             except Exception:
                 view.expected = None
-        self.builds.add_build(job, view.name, given.backend)
+        self.builds.add_build(view)
         return view
 
     @on(BuildEvents)
@@ -78,7 +78,7 @@ class BuildFeed(ActionHost):
             self.phase_view.refresh_phases(touched, now)
             self.log_pane.append(new_logs)
         if state_changed:  # else its clock and progress move on the slow tick, with the rest of the left
-            self._update_row(view)
+            self.builds.update_build(view.id, reorder=True)
 
     def _adopt(self, job: int, events: list) -> BuildView | None:
         """A job the app did not submit (a build of the program `trt-tui run` runs, or one another
@@ -87,7 +87,7 @@ class BuildFeed(ActionHost):
         if spec is None:
             return None
         view = self.views[job] = BuildView.of(job, self.clock, name=spec.model)
-        self.builds.add_build(job, view.name, spec.backend)
+        self.builds.add_build(view)
         self.main_screen._place_new(job)
         return view
 
@@ -110,18 +110,12 @@ class BuildFeed(ActionHost):
             self._due_vitals.add(view.id)  # shown on the slow tick
 
     def _show_vitals(self, view: BuildView) -> None:
-        latest = view.vitals[-1]
-        # A finished build is neither working nor stalled: its row keeps only the peak.
-        verdict = None if view.state.final else latest.verdict
-        self.builds.set_verdict(view.id, verdict, latest.peak_rss_bytes)
+        self.builds.update_build(view.id)
         if self.selected == view.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView) -> None:
         model, build = str(view.model), view.build
-        self.builds.set_state(view.id, build.state, build.forecast)
-        if build.backend:
-            self.builds.set_cell(view.id, "Backend", backend_label(build.backend))
         self.picker.set_last_state(model, build.state)  # a running build is the model's last one too
         result = build.result
         if result is not None:
@@ -129,16 +123,9 @@ class BuildFeed(ActionHost):
             if view.vitals:
                 self._show_vitals(view)
                 self._due_vitals.discard(view.id)
-            if result.engine_bytes is not None:
-                self.builds.set_size(view.id, "Engine", result.engine_bytes)
-            if result.peak_rss_bytes is not None:
-                self.builds.set_size(view.id, "Peak", result.peak_rss_bytes)
             self.notifier.ended(view, result)  # toasts, and the bell after a long build
         if self.selected == view.id:
             self.phase_view.set_title(build_title(view, self.palette))
-
-    def _update_row(self, view: BuildView) -> None:
-        self.builds.set_progress(view.id, view.fraction(), view.elapsed())
 
     def _spec_for(self, model: Path) -> BuildSpec:
         return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))

@@ -113,10 +113,9 @@ class QueueActions(MainScreenHost):
             parts.append("queue paused (P)")
         if self._first_limit is not None:
             parts.append(f"{self.host.scheduler.max_jobs} at once")
-        if self.host.builds.sort_column is not None:
-            parts.append(f"by {self.host.builds.sort_column} {'↓' if self.host.builds.sort_reverse else '↑'}")
-        if self.host.builds.hide_skipped:
-            parts.append("skipped hidden")
+        order = self.host.builds.order_text
+        if order is not None:
+            parts.append(order)
         batch = [self.host.views[job] for job in self.batch_jobs if job in self.host.views]
         if batch:
             parts.append(batch_progress(batch, self.host.scheduler.max_jobs, self.host.scheduler.paused))
