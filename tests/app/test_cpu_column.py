@@ -11,6 +11,7 @@ from support.waiting import pilot_wait
 
 from trt_tui.core.build.events import State
 from trt_tui.core.observe.vitals import VitalsConfig
+from trt_tui.ui.help_screen import HelpScreen
 from trt_tui.ui.widgets.columns import BUILD_COLUMNS, fit_columns, line_width
 
 
@@ -43,6 +44,10 @@ async def test_cpu_seconds_grow_while_a_build_works_and_stand_still_while_it_is_
         await pilot.press("c", "c")  # forced: the rest of the build is not needed
         await pilot_wait(pilot, lambda: view.state.final, 30)
         assert cpu(app) not in ("-", "0.0s"), "a finished build keeps the CPU time it used"
+        await pilot.press("question_mark")  # the help names it among the builds list's columns
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
+        assert "CPU seconds, backend" in app.screen.text()
+        await pilot.press("escape")
         await pilot.press("q")
 
 

@@ -47,9 +47,11 @@ class BuildColumn:
     """One column. `width`: the cells a value may take at most, so that a value that changes while a
     build runs (a clock, a size) never moves the others; None: as wide as its widest value so far (a
     name). `drop_rank`: on a narrow screen the column with the highest rank leaves first; None: never
-    leaves (the model's name is cut instead, down to `min_width`)."""
+    leaves (the model's name is cut instead, down to `min_width`). The help screen names the columns
+with their `about`."""
 
     name: ClassVar[str]
+    about: ClassVar[str] = ""  # what the help screen says it shows ("peak memory"); "": its name
     width: ClassVar[int | None] = None
     min_width: ClassVar[int] = 0
     drop_rank: ClassVar[int | None] = None
@@ -61,6 +63,10 @@ class BuildColumn:
         """What sorting by this column compares (the row's shown text, lower-cased, unless a column
         knows better: a number, a state's place in a build's life)."""
         return self.render(row, PLAIN).plain.lower()
+
+    @property
+    def described(self) -> str:
+        return self.about or self.name.lower()
 
     @property
     def header_width(self) -> int:

@@ -19,6 +19,7 @@ class CpuColumn(BuildColumn):
     """"-" until the first reading; a finished build keeps its last (sent as it ended)."""
 
     name = "CPU"
+    about = "CPU seconds"
     width = 6  # "59m59s", as the elapsed time
     drop_rank = 8  # after the backend, before the verdict (which sums the same readings up)
 

@@ -17,6 +17,7 @@ class NumberColumn(BuildColumn):
     """`#`: the build's number, as the history and `D` name it."""
 
     name = "#"
+    about = "number"
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
         return Text(str(row.id))

@@ -22,6 +22,7 @@ class PeakColumn(BuildColumn):
     """A queued build's forecast (`~`) until the build's own peak is measured."""
 
     name = "Peak"
+    about = "peak memory"
     width = 10  # "1023.9 MiB"
     drop_rank = 5
 
@@ -38,6 +39,7 @@ class PeakColumn(BuildColumn):
 
 class EngineColumn(BuildColumn):
     name = "Engine"
+    about = "engine size"
     width = 10
     drop_rank = 6
 
