@@ -33,7 +33,7 @@ async def test_cpu_seconds_grow_while_a_build_works_and_stand_still_while_it_is_
         pid = app.scheduler.executor.pid_of(app.scheduler.jobs[view.id])
         os.kill(pid, signal.SIGSTOP)
         try:
-            await pilot.pause(0.5)  # a reading taken as it stopped may still come
+            await pilot.pause(1.5)  # the last reading before the stop, shown on the next slow tick (1 s)
             stopped, elapsed = cpu(app), str(app.builds.get_cell("1", "Elapsed"))
             await pilot.pause(2.5)  # the row moves on the slow tick (1 s): the clock runs, the CPU stands
             assert str(app.builds.get_cell("1", "Elapsed")) != elapsed
