@@ -2,8 +2,9 @@
 builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
 its report bundle (`b`), and the history of a model (`h`).
 
-A mixin of `MainScreen`: it acts on the app's `builds`, `views`, `selected` and `session` (`host`), as
-the screen's other actions do; the order, hiding and clearing are the builds list's own actions. The menu offers commands of the command table, so one that another part
+A mixin of `MainScreen`: it acts on the app's state (`state`: the views, the selection) and on its
+`builds` and `session` (`host`), as the screen's other actions do; the order, hiding and clearing are
+the builds list's own actions. The menu offers commands of the command table, so one that another part
 of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it is in the table.
 """
 
@@ -69,7 +70,7 @@ class BuildListActions(QueueActions):
     """The builds list's keys and the selected build's menu (which show the queue's title)."""
 
     def action_build_menu(self) -> None:
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -102,7 +103,7 @@ class BuildListActions(QueueActions):
         self.host.builds.action_clear_finished()
 
     def action_copy_engine_path(self) -> None:
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -122,7 +123,7 @@ class BuildListActions(QueueActions):
         directory. Written under the same rules as every other file (`check_bundle_output`): never
         over a file that is not a bundle trt-tui wrote, also from a served tab, whose process runs
         on the server (as `f` there never replaces a file trt-tui did not write)."""
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -163,7 +164,7 @@ class BuildListActions(QueueActions):
         """The highlighted model's past builds; the selected build's model where the builds list has
         the focus (or there is no picker)."""
         history = self.host.session.history
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         model = self.host.picker.highlighted_path() if self.host.mode.has_picker else None
         if view is not None and (model is None or self.focused is self.host.builds):
             model = str(view.model)
@@ -180,7 +181,7 @@ class BuildListActions(QueueActions):
         recorded = self.host.session.recorder.recorded if self.host.session.recorder is not None else {}
         numbers = {history_id: job for job, history_id in recorded.items()}
         reasons = {history_id: reason for job, history_id in recorded.items()
-                   if job in self.host.views and (reason := self.host.views[job].reason)}
+                   if job in self.state.views and (reason := self.state.views[job].reason)}
         self.host.push_screen(HistoryScreen(self.host.picker.display_name(model) if self.host.mode.has_picker else model,
                                        records, numbers, reasons))
 

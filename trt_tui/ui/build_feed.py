@@ -29,7 +29,7 @@ class BuildFeed(ActionHost):
     def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
         """`given`: what was queued (`BuildSpec.summary`), shown until the build's queued state says."""
         path = Path(given.model)
-        view = self.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
+        view = self.state.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
         history = self.session.history
         if history is not None:
             try:
@@ -42,9 +42,9 @@ class BuildFeed(ActionHost):
     @on(BuildEvents)
     @guarded
     def _build_events(self, message: BuildEvents) -> None:
-        if message.job in self._dropped:
+        if message.job in self.state.dropped:
             return
-        view = self.views.get(message.job) or self._adopt(message.job, message.events)
+        view = self.state.views.get(message.job) or self._adopt(message.job, message.events)
         if view is None:
             return
         view.last_event_at = self.clock()
@@ -72,7 +72,7 @@ class BuildFeed(ActionHost):
                 state_changed = True
                 if change.ended:
                     touched.update(view.tree.phases)  # the tree closes what a killed build left open
-        if self.selected == message.job:
+        if self.state.selected == message.job:
             now = view.now()
             self.phase_view.add_phases(new_phases, now)
             self.phase_view.refresh_phases(touched, now)
@@ -86,7 +86,7 @@ class BuildFeed(ActionHost):
         spec = queued_spec(events)
         if spec is None:
             return None
-        view = self.views[job] = BuildView.of(job, self.clock, name=spec.model)
+        view = self.state.views[job] = BuildView.of(job, self.clock, name=spec.model)
         self.builds.add_build(view)
         self.main_screen._place_new(job)
         return view
@@ -94,11 +94,11 @@ class BuildFeed(ActionHost):
     def _drop(self, view: BuildView) -> None:
         """A build that found nothing to do leaves the list (and the selection, if it had it)."""
         job = view.id
-        self._dropped.add(job)
-        del self.views[job]
+        self.state.dropped.add(job)
+        del self.state.views[job]
         self.builds.remove_build(job)
-        if self.selected == job:
-            self.selected = None
+        if self.state.selected == job:
+            self.state.selected = None
             if self.builds.cursor_job is not None:
                 self.main_screen.select_build(self.builds.cursor_job)
 
@@ -107,11 +107,11 @@ class BuildFeed(ActionHost):
         if view.state.final:  # the last reading, sent as the build ended: its peak is the build's
             self._show_vitals(view)
         else:
-            self._due_vitals.add(view.id)  # shown on the slow tick
+            self.state.due_vitals.add(view.id)  # shown on the slow tick
 
     def _show_vitals(self, view: BuildView) -> None:
         self.builds.update_build(view.id)
-        if self.selected == view.id:
+        if self.state.selected == view.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView) -> None:
@@ -122,13 +122,13 @@ class BuildFeed(ActionHost):
             view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
-                self._due_vitals.discard(view.id)
+                self.state.due_vitals.discard(view.id)
             self.notifier.ended(view, result)  # toasts, and the bell after a long build
-        if self.selected == view.id:
+        if self.state.selected == view.id:
             self.phase_view.set_title(build_title(view, self.palette))
 
     def _spec_for(self, model: Path) -> BuildSpec:
-        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
+        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.state.log_level_index]))
 
     def _rebuilding(self, model: Path, job, change) -> None:
         self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True

@@ -16,7 +16,7 @@ from .widgets.log_prompt import LogPrompt
 
 
 class ViewActions(MainScreenHost):
-    """Needs the app's `log_pane`, `views` and `selected` (`host`)."""
+    """Needs the app's `log_pane` (`host`) and the selected build (`state`)."""
 
     @property
     def log_prompt(self) -> LogPrompt:
@@ -24,7 +24,7 @@ class ViewActions(MainScreenHost):
         return self.screen.query_one(LogPrompt)
 
     def _selected_view(self):
-        return self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        return self.state.selected_view
 
     def retitle_log(self) -> None:
         pane = self.host.log_pane
