@@ -441,16 +441,16 @@ async def test_exception_in_a_ui_handler_is_shown_and_the_app_keeps_working(samp
     app = make(models)
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
-        set_progress = app.builds.set_progress
+        update_build = app.builds.update_build
         raised = []
 
         def exploding_once(*args, **kwargs):
             if not raised:
                 raised.append(args)
                 raise RuntimeError("widget exploded")
-            return set_progress(*args, **kwargs)
+            return update_build(*args, **kwargs)
 
-        app.builds.set_progress = exploding_once
+        app.builds.update_build = exploding_once
         await pilot.press("enter")
         await pilot_wait(pilot, lambda: app.views and app.views[1].state.final, TIMEOUT)
         assert raised, "the handler was never called"

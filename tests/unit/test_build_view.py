@@ -21,8 +21,9 @@ from trt_tui.core.build.events import (
     Step,
 )
 from trt_tui.core.build.phases import PhaseTree
-from trt_tui.ui.build_view import BuildView, backend_label, build_title
+from trt_tui.ui.build_view import BuildView, build_title
 from trt_tui.ui.themes import load_themes
+from trt_tui.ui.widgets.columns import backend_label
 from trt_tui.ui.widgets.palette import PLAIN, ROLES, Palette, progress_text
 from trt_tui.ui.widgets.phase_row import BAR, MARK, Columns, columns_for, phase_row
 

@@ -1,7 +1,8 @@
 """The app as the main screen and the app's event feed (`build_feed`) see it: a Textual `App` holding
-the session, the builds' views and the panes `TrtTuiApp` sets up. The main screen holds the build
-actions (`main_actions`, `build_actions`, `queue_control`, `view_actions` are its mixins, on
-`MainScreenHost`) and reaches that state through `host`; naming here what each side uses of the
+the session, the panes `TrtTuiApp` sets up and the app's state (`app_state.AppState`, plain data, which
+the main screen is also given). The main screen holds the build actions (`main_actions`,
+`build_actions`, `queue_control`, `view_actions` are its mixins, on `MainScreenHost`) and reaches the
+session and panes through `host`; naming here what each side uses of the
 other lets the type checker hold both to it. At run time `ActionHost` is `MessagePump`, which the
 app is already: its metaclass is what gathers a mixin's `@on` handlers, and mixing it in changes
 nothing else of the app's classes.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..core.model.watch import ModelWatcher
     from ..core.observe.gpu import GpuSampler
     from ..run.collector.server import Collector
+    from .app_state import AppState
     from .build_view import BuildView
     from .commands import Command
     from .config import AppConfig
@@ -70,18 +72,11 @@ if TYPE_CHECKING:
         scheduler: BuildScheduler
         mode: AppSession  # own builds, a served tab's, or a program's: what differs between them
         commands: tuple[Command, ...]  # every command, with the config file's keys
-        views: dict[int, BuildView]  # every build the app shows, by id
-        selected: int | None  # the selected build's id
+        state: AppState  # the builds it shows, the selection: plain data
         clock: Callable[[], float]  # what the builds' clocks read (frozen by snapshot tests)
-        _dropped: set[int]  # builds a change on disk started that found the engine current
-        _due_vitals: set[int]  # builds with a reading not yet shown
         notifier: Notifier  # what a build's end says (toasts, the bell)
         collector: Collector | None  # listening for other programs' builds (`collector_feed`)
         machine: MachinePanes | None  # once the main screen is mounted
-        follow_newest: bool  # a new build takes the selection
-        _user_placed: bool  # the user chose a build
-        log_level_index: int  # into `log_level.LOG_LEVELS`
-        quitting: bool
         watcher: ModelWatcher | None  # while `w` watches the models
         rebuilder: RebuildController
         palette: Palette
@@ -117,7 +112,11 @@ else:
 
 
 class MainScreenHost(Screen):
-    """The base of the main screen's action mixins: the screen acts on the app's state (`host`)."""
+    """The base of the main screen's action mixins: the screen acts on the app's state (`state`, given
+    to it) and reaches the app's session and panes through `host`."""
+
+    if TYPE_CHECKING:
+        state: AppState
 
     @property
     def host(self) -> ActionHost:

@@ -34,6 +34,7 @@ from ..core.model.watch import ModelWatcher
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
 from . import collector_feed, job_control
+from .app_state import AppState
 from .build_feed import BuildFeed
 from .build_view import BuildView, build_title, phase_verdict
 from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, keymap, with_keys
@@ -103,14 +104,7 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.gpu_sampler = gpu_sampler or GpuSampler()  # what the machine panes read (tests fix both)
         self.host_reader: Callable[[], dict] = host_vitals
         self.machine: MachinePanes | None = None  # once the main screen is mounted
-        self.views: dict[int, BuildView] = {}
-        self.selected: int | None = None
-        self.follow_newest = False  # a new build takes the selection only when asked for (or `n`)
-        self._user_placed = False  # the user chose a build (asked for one, moved the cursor)
-        self._dropped: set[int] = set()  # builds a change on disk started that found the engine current
-        self.log_level_index = [level.label for level in LOG_LEVELS].index(config.log_level)
-        self._due_vitals: set[int] = set()  # builds with a reading not yet shown
-        self.quitting = False
+        self.state = AppState(log_level_index=[level.label for level in LOG_LEVELS].index(config.log_level))
         self.notifier = Notifier(self, self.mode.notify_after(config.notify_after))
         self.handler_error_count, self.handler_errors = 0, deque[str](maxlen=50)  # what `guarded` caught
         self._notified_errors: set[tuple[str, str]] = set()
@@ -123,8 +117,22 @@ class TrtTuiApp(BuildFeed, App[int]):
 
     # -- layout ---------------------------------------------------------------------------------
 
+    # What the app's readers outside the screen (tests, benchmarks, a served tab's host) look at.
+
+    @property
+    def views(self) -> dict[int, BuildView]:
+        return self.state.views
+
+    @property
+    def selected(self) -> int | None:
+        return self.state.selected
+
+    @property
+    def follow_newest(self) -> bool:
+        return self.state.follow_newest
+
     def get_default_screen(self) -> Screen:
-        self.main_screen = MainScreen(self._main_screen_mounted)
+        self.main_screen = MainScreen(self.state, self._main_screen_mounted)
         return self.main_screen
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
@@ -140,7 +148,7 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.machine = screen.query_one(MachinePanes)
         self._recolor(self.current_theme)
         self.theme_changed_signal.subscribe(self, self._recolor)
-        self.log_pane.min_severity = LOG_LEVELS[self.log_level_index]
+        self.log_pane.min_severity = LOG_LEVELS[self.state.log_level_index]
         self.picker.focus()
         if self.mode.has_picker:
             self._discover(self.config.paths)
@@ -163,7 +171,7 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.builds.recolor(self.palette)
         self.picker.recolor(self.palette)
         self.phase_view.relabel(self.palette)
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.state.selected_view
         if view is not None:
             self.phase_view.set_title(build_title(view, self.palette))
 
@@ -191,18 +199,18 @@ class TrtTuiApp(BuildFeed, App[int]):
         """Build `model`: its build's id, or None where it was not submitted (the app said why)."""
         path = Path(model)
         spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
-        if self.quitting or (job := submit_once(self, spec)) is None:
+        if self.state.quitting or (job := submit_once(self, spec)) is None:
             return None
         self.rebuilder.track(path.resolve(), job)
         self._add_view(job.id, model, spec.summary())
-        self._user_placed = True
+        self.state.user_placed = True
         self.main_screen._place_new(job.id, asked=True)
         return job.id
 
     @guarded
     def _tick(self) -> None:
         """Clocks move even when TensorRT is silent for seconds inside one step."""
-        view = self.views.get(self.selected) if self.selected is not None else None
+        view = self.state.selected_view
         if view is not None and not view.state.final:
             hints = slow_phases(view.expected, view.tree, view.now()) if view.expected else None
             self.phase_view.refresh_phases(self.phase_view.active_ids(), view.now(), hints, phase_verdict(view))
@@ -210,12 +218,12 @@ class TrtTuiApp(BuildFeed, App[int]):
 
     @guarded
     def _slow_tick(self) -> None:
-        for view in self.views.values():
+        for view in self.state.views.values():
             if not view.state.final:
-                self._update_row(view)
-        for job in self._due_vitals:
-            self._show_vitals(self.views[job])
-        self._due_vitals.clear()
+                self.builds.update_build(view.id)
+        for job in self.state.due_vitals:
+            self._show_vitals(self.state.views[job])
+        self.state.due_vitals.clear()
         if self.machine is not None:  # a tick comes once the main screen is mounted, so always
             self.machine.show_due()
         self.main_screen.show_builds_title()  # "build all"'s progress and ETA
@@ -258,9 +266,9 @@ class TrtTuiApp(BuildFeed, App[int]):
 
     async def action_quit(self) -> None:
         """Cancel what runs, wait for every build to stop (forcing where the executor can), exit."""
-        if self.quitting:
+        if self.state.quitting:
             return
-        self.quitting = True
+        self.state.quitting = True
         running = self.scheduler.active() if self.mode.owns_builds else []
         if running:
             self.notify(f"Stopping {len(running)} build(s)…", timeout=30)

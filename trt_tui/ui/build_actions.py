@@ -2,8 +2,9 @@
 builds, clearing finished ones, the selected build's action menu, its engine's path to the clipboard,
 its report bundle (`b`), and the history of a model (`h`).
 
-A mixin of `MainScreen`: it acts on the app's `builds`, `views`, `selected` and `session` (`host`), as
-the screen's other actions do. The menu offers commands of the command table, so one that another part
+A mixin of `MainScreen`: it acts on the app's state (`state`: the views, the selection) and on its
+`builds` and `session` (`host`), as the screen's other actions do; the order, hiding and clearing are
+the builds list's own actions. The menu offers commands of the command table, so one that another part
 of the app adds (saving a build's log: `SAVE_LOG_ACTION`) appears in it once it is in the table.
 """
 
@@ -23,7 +24,6 @@ from ..core.build.events import State
 from .commands import COMMANDS
 from .history_screen import SHOWN, HistoryScreen
 from .queue_control import QUEUE_ACTIONS, QueueActions
-from .widgets.build_columns import COLUMNS
 from .widgets.outside_text import shown
 
 SAVE_LOG_ACTION = "save_log"  # the log pane's "save the build's whole log": in the menu once it is a command
@@ -36,7 +36,6 @@ MENU = (  # (action, what the menu says)
     ("bundle", "Write a report bundle"),
     ("stack", "Stacks"),
 )
-SORTS = (*COLUMNS[1:], None)  # `o` goes through these; None: the order the builds were added in ("#")
 
 
 class ActionMenu(ModalScreen[str | None]):
@@ -71,7 +70,7 @@ class BuildListActions(QueueActions):
     """The builds list's keys and the selected build's menu (which show the queue's title)."""
 
     def action_build_menu(self) -> None:
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -85,27 +84,26 @@ class BuildListActions(QueueActions):
         if action is not None:
             self.call_later(self.run_action, action)
 
+    # The order, hiding and clearing are the builds list's own actions (on its rows); the screen holds
+    # the keys, which work whichever pane has the focus, and the list's title.
+
     def action_sort(self) -> None:
-        column = SORTS[(SORTS.index(self.host.builds.sort_column) + 1) % len(SORTS)]
-        self.host.builds.sort_by(column, self.host.builds.sort_reverse)
-        self.notify(f"Builds by {column}" if column else "Builds in the order they were added")
+        self.host.builds.action_sort()
         self.show_builds_title()
 
     def action_reverse_sort(self) -> None:
-        self.host.builds.sort_by(self.host.builds.sort_column or "#", not self.host.builds.sort_reverse)
+        self.host.builds.action_reverse_sort()
         self.show_builds_title()
 
     def action_hide_skipped(self) -> None:
-        self.host.builds.set_hide_skipped(not self.host.builds.hide_skipped)
-        self.notify("Skipped builds hidden" if self.host.builds.hide_skipped else "Skipped builds shown")
+        self.host.builds.action_hide_skipped()
         self.show_builds_title()
 
     def action_clear_finished(self) -> None:
-        gone = self.host.builds.clear_finished()
-        self.notify(f"Cleared {len(gone)} finished build(s)" if gone else "No finished build to clear")
+        self.host.builds.action_clear_finished()
 
     def action_copy_engine_path(self) -> None:
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -125,7 +123,7 @@ class BuildListActions(QueueActions):
         directory. Written under the same rules as every other file (`check_bundle_output`): never
         over a file that is not a bundle trt-tui wrote, also from a served tab, whose process runs
         on the server (as `f` there never replaces a file trt-tui did not write)."""
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
             return
@@ -166,7 +164,7 @@ class BuildListActions(QueueActions):
         """The highlighted model's past builds; the selected build's model where the builds list has
         the focus (or there is no picker)."""
         history = self.host.session.history
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         model = self.host.picker.highlighted_path() if self.host.mode.has_picker else None
         if view is not None and (model is None or self.focused is self.host.builds):
             model = str(view.model)
@@ -183,7 +181,7 @@ class BuildListActions(QueueActions):
         recorded = self.host.session.recorder.recorded if self.host.session.recorder is not None else {}
         numbers = {history_id: job for job, history_id in recorded.items()}
         reasons = {history_id: reason for job, history_id in recorded.items()
-                   if job in self.host.views and (reason := self.host.views[job].reason)}
+                   if job in self.state.views and (reason := self.state.views[job].reason)}
         self.host.push_screen(HistoryScreen(self.host.picker.display_name(model) if self.host.mode.has_picker else model,
                                        records, numbers, reasons))
 

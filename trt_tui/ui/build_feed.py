@@ -19,7 +19,7 @@ from ..core.build.events import Log, SpecSummary, State, Vitals
 from ..core.build.tracker import What
 from ..core.history.estimates import expected_for
 from .action_host import ActionHost
-from .build_view import BuildView, backend_label, build_title, queued_spec
+from .build_view import BuildView, build_title, queued_spec
 from .log_level import LOG_LEVELS, options_at
 from .widgets.guard import guarded
 from .widgets.messages import BuildEvents
@@ -29,22 +29,22 @@ class BuildFeed(ActionHost):
     def _add_view(self, job: int, model: str, given: SpecSummary) -> BuildView:
         """`given`: what was queued (`BuildSpec.summary`), shown until the build's queued state says."""
         path = Path(given.model)
-        view = self.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
+        view = self.state.views[job] = BuildView.of(job, self.clock, name=self.picker.display_name(model), given=given)
         history = self.session.history
         if history is not None:
             try:
                 view.expected, view.expected_from_older = expected_for(history, path.resolve())
             except Exception:
                 view.expected = None
-        self.builds.add_build(job, view.name, given.backend)
+        self.builds.add_build(view)
         return view
 
     @on(BuildEvents)
     @guarded
     def _build_events(self, message: BuildEvents) -> None:
-        if message.job in self._dropped:
+        if message.job in self.state.dropped:
             return
-        view = self.views.get(message.job) or self._adopt(message.job, message.events)
+        view = self.state.views.get(message.job) or self._adopt(message.job, message.events)
         if view is None:
             return
         view.last_event_at = self.clock()
@@ -72,13 +72,13 @@ class BuildFeed(ActionHost):
                 state_changed = True
                 if change.ended:
                     touched.update(view.tree.phases)  # the tree closes what a killed build left open
-        if self.selected == message.job:
+        if self.state.selected == message.job:
             now = view.now()
             self.phase_view.add_phases(new_phases, now)
             self.phase_view.refresh_phases(touched, now)
             self.log_pane.append(new_logs)
         if state_changed:  # else its clock and progress move on the slow tick, with the rest of the left
-            self._update_row(view)
+            self.builds.update_build(view.id, reorder=True)
 
     def _adopt(self, job: int, events: list) -> BuildView | None:
         """A job the app did not submit (a build of the program `trt-tui run` runs, or one another
@@ -86,19 +86,19 @@ class BuildFeed(ActionHost):
         spec = queued_spec(events)
         if spec is None:
             return None
-        view = self.views[job] = BuildView.of(job, self.clock, name=spec.model)
-        self.builds.add_build(job, view.name, spec.backend)
+        view = self.state.views[job] = BuildView.of(job, self.clock, name=spec.model)
+        self.builds.add_build(view)
         self.main_screen._place_new(job)
         return view
 
     def _drop(self, view: BuildView) -> None:
         """A build that found nothing to do leaves the list (and the selection, if it had it)."""
         job = view.id
-        self._dropped.add(job)
-        del self.views[job]
+        self.state.dropped.add(job)
+        del self.state.views[job]
         self.builds.remove_build(job)
-        if self.selected == job:
-            self.selected = None
+        if self.state.selected == job:
+            self.state.selected = None
             if self.builds.cursor_job is not None:
                 self.main_screen.select_build(self.builds.cursor_job)
 
@@ -107,41 +107,28 @@ class BuildFeed(ActionHost):
         if view.state.final:  # the last reading, sent as the build ended: its peak is the build's
             self._show_vitals(view)
         else:
-            self._due_vitals.add(view.id)  # shown on the slow tick
+            self.state.due_vitals.add(view.id)  # shown on the slow tick
 
     def _show_vitals(self, view: BuildView) -> None:
-        latest = view.vitals[-1]
-        # A finished build is neither working nor stalled: its row keeps only the peak.
-        verdict = None if view.state.final else latest.verdict
-        self.builds.set_verdict(view.id, verdict, latest.peak_rss_bytes)
-        if self.selected == view.id:
+        self.builds.update_build(view.id)
+        if self.state.selected == view.id:
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView) -> None:
         model, build = str(view.model), view.build
-        self.builds.set_state(view.id, build.state, build.forecast)
-        if build.backend:
-            self.builds.set_cell(view.id, "Backend", backend_label(build.backend))
         self.picker.set_last_state(model, build.state)  # a running build is the model's last one too
         result = build.result
         if result is not None:
             view.logs.settle()  # fewer of its lines in memory from now on, the rest on disk
             if view.vitals:
                 self._show_vitals(view)
-                self._due_vitals.discard(view.id)
-            if result.engine_bytes is not None:
-                self.builds.set_size(view.id, "Engine", result.engine_bytes)
-            if result.peak_rss_bytes is not None:
-                self.builds.set_size(view.id, "Peak", result.peak_rss_bytes)
+                self.state.due_vitals.discard(view.id)
             self.notifier.ended(view, result)  # toasts, and the bell after a long build
-        if self.selected == view.id:
+        if self.state.selected == view.id:
             self.phase_view.set_title(build_title(view, self.palette))
 
-    def _update_row(self, view: BuildView) -> None:
-        self.builds.set_progress(view.id, view.fraction(), view.elapsed())
-
     def _spec_for(self, model: Path) -> BuildSpec:
-        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.log_level_index]))
+        return spec_for(model, options_at(self.config.options, LOG_LEVELS[self.state.log_level_index]))
 
     def _rebuilding(self, model: Path, job, change) -> None:
         self._add_view(job.id, self._model_key(model), self._spec_for(model).summary()).watched = True

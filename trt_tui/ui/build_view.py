@@ -3,7 +3,7 @@
 The app keeps a `BuildView` per build: a view over the build's `tracker.BuildTracker`, which folds the
 core's events, plus what only the screen keeps (the log store, the readings it plots, the history's
 expectations, the progress shown so far). The texts made from a whole view (its title, the verdict on
-its running phase, its backend's label) are here, pure functions with unit tests
+its running phase) are here, pure functions with unit tests
 (tests/unit/test_build_view.py); the widgets' own texts (a phase row, a state, a progress bar, the
 theme's `Palette`) are `widgets.phase_row`'s and `widgets.palette`'s, which know nothing of a view.
 """
@@ -182,14 +182,3 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
         text.append(f" · {plain(view.error)}", style=palette["failed"])
     return text
 
-
-SHORT_BACKENDS = {"tensorrt-rtx": "RTX", "tensorrt": "TRT"}
-
-
-def backend_label(backend: str | None, asked: str = "auto") -> str:
-    """For the builds list: "RTX 1.7.1.116" for the "tensorrt-rtx 1.7.1.116" a build reports (the
-    title keeps the full name), or what was asked for until the build says."""
-    if not backend:
-        return asked
-    name, _, version = backend.partition(" ")
-    return f"{SHORT_BACKENDS.get(name, name)} {version}".strip()

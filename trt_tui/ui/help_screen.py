@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .commands import Command
+from .widgets.columns import BUILD_COLUMNS
 
 PANE_KEYS = (
     ("Phase tree", "↑ ↓ Home End", "move through the phases"),
@@ -31,7 +32,7 @@ PANE_KEYS = (
 
 PANES = (
     ("Models", "every .onnx found: size, inputs, the state of its last build; the highlighted one's details"),
-    ("Builds", "one row per build: state, progress, elapsed, peak memory, engine size, vitals, backend "
+    ("Builds", f"one row per build: {', '.join(column.described for column in BUILD_COLUMNS[2:])} "
                "(columns drop from the right on a narrow screen); its title: the queue paused, builds at "
                "once, the sort, skipped hidden, build all's progress and ETA"),
     ("Vitals", "the selected build's process: CPU and memory, and whether it is working or stalled"),

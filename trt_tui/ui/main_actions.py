@@ -3,7 +3,7 @@ is the one the phases, log and vitals show; the highlighted model's details), bu
 watch, the log's level, diff, stacks, filter, follow. Each action is a key and a palette command
 (`commands`); what the app may not do in its mode (`modes`) it says, in one line.
 
-A mixin of `MainScreen`: it acts on the app's state (`host`).
+A mixin of `MainScreen`: it acts on the app's state (`state`, given to the screen) and its session (`host`).
 """
 
 from __future__ import annotations
@@ -33,22 +33,22 @@ class MainActions(MainScreenHost):
     def _place_new(self, job: int, asked: bool = False) -> None:
         """A new build takes the selection where the user asked for it, where `follow_newest` is on,
         or where the user has not chosen one yet; else the selection stays on the build studied."""
-        if asked or self.host.follow_newest or self.host.selected is None or not self.host._user_placed:
+        if asked or self.state.follow_newest or self.state.selected is None or not self.state.user_placed:
             self.select_build(job)
             self.host.builds.move_to(job)
 
     def select_build(self, job: int) -> None:
-        view = self.host.views.get(job)
-        if view is None or self.host.selected == job:
+        view = self.state.views.get(job)
+        if view is None or self.state.selected == job:
             return
-        self.host.selected = job
+        self.state.selected = job
         self.host.phase_view.show(job, build_title(view, self.host.palette), view.tree, view.now(), view.stopped)
         self.host.log_pane.show(view.logs)
         self.host.vitals_panel.show(view.vitals, ended=view.state.final)
 
     @on(BuildList.Highlighted)
     def _build_highlighted(self, event: BuildList.Highlighted) -> None:
-        self.host._user_placed = self.host._user_placed or event.by_user
+        self.state.user_placed = self.state.user_placed or event.by_user
         # A highlight is a message, so it can arrive after the app has selected a newer build: only
         # the cursor's row counts.
         if event.row == self.host.builds.cursor_row:
@@ -96,10 +96,10 @@ class MainActions(MainScreenHost):
             self.host.submit(path)
 
     def action_cancel(self) -> None:
-        if self.host.selected is None:
+        if self.state.selected is None:
             self.notify("No build selected", severity="warning")
             return
-        view = self.host.views[self.host.selected]
+        view = self.state.views[self.state.selected]
         if view.state.final:
             self.notify(f"Build #{view.id} already {view.state.value}")
             return
@@ -119,8 +119,8 @@ class MainActions(MainScreenHost):
             self.notify(why, markup=False)  # another program's build: trt-tui cannot make it again
             return
         model = None
-        if self.host.selected is not None:
-            model = str(self.host.views[self.host.selected].model)
+        if self.state.selected is not None:
+            model = str(self.state.views[self.state.selected].model)
         elif (path := self.host.picker.highlighted_path()) is not None:
             model = path
         if model is not None:
@@ -130,15 +130,15 @@ class MainActions(MainScreenHost):
         """Rebuild even when the engine cache says the engine is current (a file trt-tui did not write: ask)."""
         if self._why_no_rebuild() is not None:
             return self.action_rebuild()
-        selected = self.host.selected
-        model = str(self.host.views[selected].model) if selected is not None else self.host.picker.highlighted_path()
+        selected = self.state.selected
+        model = str(self.state.views[selected].model) if selected is not None else self.host.picker.highlighted_path()
         if model is not None:
             force_rebuild(self.host, model)
 
     def _why_no_rebuild(self) -> str | None:
         """Why `r` or `f` cannot build the selected build again: a run's builds are its program's, as
         are the builds of other programs the app collects (`collector_feed`)."""
-        selected = self.host.selected
+        selected = self.state.selected
         return self.host.mode.why_no_rebuild(selected) or collector_feed.why_no_rebuild(self.host.collector, selected)
 
     def action_toggle_watch(self) -> None:
@@ -168,23 +168,23 @@ class MainActions(MainScreenHost):
             else:
                 self.host.picker.set_model(path)
                 self.host.picker.read_infos([path])
-        if not self.host.quitting:
+        if not self.state.quitting:
             self.host.rebuilder.handle(message.changes)
 
     def action_cycle_log(self) -> None:
-        self.host.log_level_index = (self.host.log_level_index + 1) % len(LOG_LEVELS)
-        level = LOG_LEVELS[self.host.log_level_index]
+        self.state.log_level_index = (self.state.log_level_index + 1) % len(LOG_LEVELS)
+        level = LOG_LEVELS[self.state.log_level_index]
         self.host.log_pane.min_severity = level
         if note := level_note(level, self.host.config.options, served=self.host.mode.served):
             self.notify(note, timeout=8, markup=False)
         self.retitle_log()
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         self.host.log_pane.show(view.logs if view else [])
 
     @guarded
     def action_diff(self) -> None:
         """The selected finished build against the previous successful build of its model, as `history diff`."""
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None or not view.state.final:
             self.notify("Select a finished build to compare", severity="warning")
             return
@@ -197,7 +197,7 @@ class MainActions(MainScreenHost):
 
     def action_stack(self) -> None:
         """The selected build's stacks, taken now (py-spy) by whoever runs it, in a copyable panel."""
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None:
             self.notify("No build selected", severity="warning")
         elif view.state.final:
@@ -213,7 +213,7 @@ class MainActions(MainScreenHost):
     @on(StackRead)
     @guarded
     def _stack_read(self, message: StackRead) -> None:
-        stalled = self.host.views[message.job].stack if message.job in self.host.views else None
+        stalled = self.state.views[message.job].stack if message.job in self.state.views else None
         if message.text is not None:
             self.host.push_screen(StackScreen(message.job, message.text))
         elif stalled is not None:
@@ -225,5 +225,5 @@ class MainActions(MainScreenHost):
         self.host.filter_prompt.open()
 
     def action_toggle_follow(self) -> None:
-        self.host.follow_newest = not self.host.follow_newest
-        self.notify("New builds take the selection" if self.host.follow_newest else "The selection stays where it is")
+        self.state.follow_newest = not self.state.follow_newest
+        self.notify("New builds take the selection" if self.state.follow_newest else "The selection stays where it is")

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.widgets import Header, Static
 
+from .app_state import AppState
 from .build_actions import BuildControls
 from .commands import COMMAND_ACTIONS, ESSENTIAL_ACTIONS, PICKER_ACTIONS, SCREEN_BINDINGS
 from .main_actions import MainActions
@@ -48,10 +49,12 @@ class MainScreen(MainActions, BuildControls, ViewActions):
     ALLOW_IN_MAXIMIZED_VIEW = "KeyBar"
     BINDINGS = SCREEN_BINDINGS
 
-    def __init__(self, on_mount: Callable[[MainScreen], None]) -> None:
-        """`on_mount`: called once the panes are mounted, before any key is handled, so that the
-        app fills and focuses them first (a message would arrive after the first keys)."""
+    def __init__(self, state: AppState, on_mount: Callable[[MainScreen], None]) -> None:
+        """`state`: the app's, which the actions read and change. `on_mount`: called once the panes
+        are mounted, before any key is handled, so that the app fills and focuses them first (a
+        message would arrive after the first keys)."""
         super().__init__()
+        self.state = state
         self._mounted = on_mount
 
     def compose(self) -> ComposeResult:

@@ -70,7 +70,7 @@ class OwnBuilds(AppSession):
     def _prewarm(self, app) -> None:
         """Let the spares fault in the heap recent builds needed, and start any that is missing (an
         executor given to the app, a spare that failed to start)."""
-        if not app.quitting:
+        if not app.state.quitting:
             self.scheduler.prewarm()
 
 

@@ -87,7 +87,7 @@ def run_app(app):
     """Run the app; after its screen is gone, print what it built (builds a served tab only viewed
     are the server's: not counted). Returns the app."""
     app.run()
-    line = None if app.mode.served else summary(list(app.views.values()))
+    line = None if app.mode.served else summary(list(app.state.views.values()))
     if line:
         print(line, file=sys.stdout, flush=True)
     return app

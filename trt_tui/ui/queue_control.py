@@ -2,8 +2,8 @@
 title, which says how the queue stands: paused, the limit, the order, what is hidden, and the
 progress of "build all" with its ETA.
 
-A mixin of `MainScreen`: it acts on the app's `scheduler`, `builds` and `views` (`host`), as the
-screen's other actions do.
+A mixin of `MainScreen`: it acts on the app's `scheduler` and `builds` (`host`) and the views
+(`state`), as the screen's other actions do.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class QueueActions(MainScreenHost):
         self._move(1)
 
     def _move(self, delta: int) -> None:
-        view = self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        view = self.state.selected_view
         if view is None or view.state is not State.QUEUED:
             self.notify("Select a queued build to move", severity="warning")
             return
@@ -117,11 +117,10 @@ class QueueActions(MainScreenHost):
             parts.append("queue paused (P)")
         if self._first_limit is not None:
             parts.append(f"{self.host.scheduler.max_jobs} at once")
-        if self.host.builds.sort_column is not None:
-            parts.append(f"by {self.host.builds.sort_column} {'↓' if self.host.builds.sort_reverse else '↑'}")
-        if self.host.builds.hide_skipped:
-            parts.append("skipped hidden")
-        batch = [self.host.views[job] for job in self.batch_jobs if job in self.host.views]
+        order = self.host.builds.order_text
+        if order is not None:
+            parts.append(order)
+        batch = [self.state.views[job] for job in self.batch_jobs if job in self.state.views]
         if batch:
             parts.append(batch_progress(batch, self.host.scheduler.max_jobs, self.host.scheduler.paused))
         text = " · ".join(parts)

@@ -16,7 +16,7 @@ from .widgets.log_prompt import LogPrompt
 
 
 class ViewActions(MainScreenHost):
-    """Needs the app's `log_pane`, `views` and `selected` (`host`)."""
+    """Needs the app's `log_pane` (`host`) and the selected build (`state`)."""
 
     @property
     def log_prompt(self) -> LogPrompt:
@@ -24,7 +24,7 @@ class ViewActions(MainScreenHost):
         return self.screen.query_one(LogPrompt)
 
     def _selected_view(self):
-        return self.host.views.get(self.host.selected) if self.host.selected is not None else None
+        return self.state.selected_view
 
     def retitle_log(self) -> None:
         pane = self.host.log_pane
@@ -34,27 +34,25 @@ class ViewActions(MainScreenHost):
     def on_log_pane_changed(self, message: LogPane.Changed) -> None:
         self.retitle_log()
 
+    # Following, wrapping and moving through the log are the log pane's own actions.
+
     def action_toggle_log_follow(self) -> None:
-        self.host.log_pane.follow(not self.host.log_pane.following)
+        self.host.log_pane.action_toggle_follow()
 
     def action_search_log(self) -> None:
         self.log_prompt.open("search", self.host.log_pane.query_text)
 
     def action_next_match(self, step: int = 1) -> None:
-        if not self.host.log_pane.query_text:
-            self.notify("No search: ctrl+f searches the log", severity="warning")
-        elif not self.host.log_pane.next_match(step):
-            self.notify(f"“{self.host.log_pane.query_text}” is not in the log shown", markup=False)
+        self.host.log_pane.action_next_match(step)
 
     def action_previous_match(self) -> None:
         self.action_next_match(-1)
 
     def action_next_problem(self) -> None:
-        if not self.host.log_pane.next_problem():
-            self.notify("No warning or error in the log shown")
+        self.host.log_pane.action_next_problem()
 
     def action_toggle_wrap(self) -> None:
-        self.host.log_pane.set_wrap(not self.host.log_pane.wrap)
+        self.host.log_pane.action_toggle_wrap()
 
     def action_save_log(self) -> None:
         view = self._selected_view()

@@ -4,14 +4,18 @@ Drawn with Textual's line API rather than as a `DataTable`: a DataTable draws ev
 again when any one cell changes, and a running build changes its clock every second, so the
 cost of a tick grew with the number of builds listed. Here each row is a strip cached until one of its
 own cells changes. The header stays on the first line while the rows scroll under it, and the
-columns that fit the width are shown (`build_columns`): the list never scrolls sideways.
+columns that fit the width are shown (`columns.fit_columns`): the list never scrolls sideways.
 
-The rows can be sorted by any column (`sort_by`), skipped builds hidden (`hide_skipped`) and finished
-ones cleared (`clear_finished`); the order is kept as builds are added and change state.
+The list takes its columns (`columns.BuildColumn`, `BUILD_COLUMNS` unless given others): each draws its
+cell of a build, sorts by it and says when it leaves a narrow screen, so the app only tells the list
+which build changed (`update_build`). The rows can be sorted by any column (`o`, `O`), skipped builds
+hidden (`H`) and finished ones cleared (`x`): the list's own actions, on its own data; the order is
+kept as builds are added and change state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rich.style import Style
@@ -22,27 +26,21 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from ...core.build.events import Forecast, State
-from ...core.files.units import human_bytes, human_seconds
-from .build_columns import COLUMNS, FIXED, GAP, PROGRESS_BAR, fit_columns, line_width
-from .outside_text import shown
-from .palette import PLAIN, Palette, progress_text, same_text, state_text, verdict_text
+from ...core.build.events import State
+from .columns import BUILD_COLUMNS, GAP, BuildColumn, BuildRow, fit_columns, line_width
+from .palette import PLAIN, Palette, same_text
 from .rows import CachedRows
-
-# Sorted by State, builds go in the order of a build's life.
-_STATE_ORDER = {state: i for i, state in enumerate(State)}
 
 
 @dataclass
-class _BuildRow:
-    job: int
-    cells: dict[str, Text] = field(default_factory=dict)
-    values: dict[str, object] = field(default_factory=dict)  # what each cell was given (get_cell)
+class _Row:
+    build: BuildRow
+    cells: dict[BuildColumn, Text] = field(default_factory=dict)
     version: int = 0  # counts the changes to its cells: a cached strip of an older one is stale
-    state: State = State.QUEUED
-    verdict: str | None = None
-    fraction: float = 0.0
-    numbers: dict[str, float] = field(default_factory=dict)  # the times' and sizes' values, to sort by
+
+    @property
+    def job(self) -> int:
+        return self.build.id
 
 
 class BuildList(CachedRows, can_focus=True):
@@ -92,18 +90,19 @@ class BuildList(CachedRows, can_focus=True):
     }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, columns: Sequence[BuildColumn] = BUILD_COLUMNS, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.columns = tuple(columns)  # in their order on screen
         self.palette: Palette = PLAIN
-        self._rows: dict[int, _BuildRow] = {}
+        self._rows: dict[int, _Row] = {}
         self._all: list[int] = []  # job ids, in the order they were added
         self._order: list[int] = []  # the job ids shown, top to bottom
-        self.sort_column: str | None = None  # None: the order they were added in
+        self.sort_column: BuildColumn | None = None  # None: the order they were added in
         self.sort_reverse = False
         self.hide_skipped = False
-        self._widths: dict[str, int] = {name: max(FIXED.get(name, 0), len(name)) for name in COLUMNS}
-        self._shown: tuple[str, ...] = COLUMNS  # the columns that fit, and their widths
-        self._fitted: dict[str, int] = dict(self._widths)
+        self._widths: dict[BuildColumn, int] = {column: column.header_width for column in self.columns}
+        self._shown: tuple[BuildColumn, ...] = self.columns  # the columns that fit, and their widths
+        self._fitted: dict[BuildColumn, int] = dict(self._widths)
         self._styles: tuple[Style, Style, Style, Style] | None = None  # base, header, even row, cursor
         self.cursor_row = 0
         self._highlighted = False  # a Highlighted was posted for the cursor's row
@@ -118,16 +117,12 @@ class BuildList(CachedRows, can_focus=True):
     def cursor_job(self) -> int | None:
         return self._order[self.cursor_row] if self._order else None
 
-    def add_build(self, job: int, model: str, backend: str) -> None:
-        self._rows[job] = _BuildRow(job)
+    def add_build(self, build: BuildRow) -> None:
+        job = build.id
+        self._rows[job] = _Row(build)
         self._all.append(job)
         self._order.append(job)
-        cells: dict[str, str | Text] = {
-            "#": str(job), "Model": model, "State": state_text(State.QUEUED, self.palette), "Vitals": "-",
-            "Elapsed": "-", "Progress": progress_text(0.0, self.palette, PROGRESS_BAR), "Backend": backend,
-            "Peak": "-", "Engine": "-"}
-        for column in COLUMNS:
-            self._store(job, column, cells[column])
+        self._render_cells(self._rows[job])
         if self.sort_column is not None:
             self._reorder()
         self._size_changed(taller=True)
@@ -147,51 +142,27 @@ class BuildList(CachedRows, can_focus=True):
             self.cursor_row = max(0, self.cursor_row - 1)
         self._size_changed(taller=True)
 
-    def get_cell(self, job: int | str, column: str) -> object:
-        """What the cell was given: a `str` or a `Text`."""
-        return self._rows[int(job)].values[column]
+    def get_cell(self, job: int | str, header: str) -> Text:
+        """The cell of build `job` under the column headed `header`, as drawn."""
+        row = self._rows[int(job)]
+        return next(text for column, text in row.cells.items() if column.name == header)
 
-    def set_state(self, job: int, state: State, forecast: Forecast | None = None) -> None:
-        """`forecast`: a queued build's peak memory forecast (as its `Queued` says), its Peak until
-        the build's own is measured."""
-        self._rows[job].state = state
-        self.set_cell(job, "State", state_text(state, self.palette))
-        if forecast is not None and forecast.peak_bytes:
-            self.set_cell(job, "Peak", f"~{human_bytes(forecast.peak_bytes)}")
-        if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
-            self._reorder()
-
-    def set_verdict(self, job: int, verdict: str | None, peak_bytes: int | None) -> None:
-        self._rows[job].verdict = verdict
-        self.set_cell(job, "Vitals", verdict_text(verdict, self.palette))
-        self.set_size(job, "Peak", peak_bytes)
-
-    def set_progress(self, job: int, fraction: float, elapsed: float) -> None:
-        self._rows[job].fraction = fraction
-        self._rows[job].numbers["Elapsed"] = elapsed
-        self.set_cell(job, "Progress", progress_text(fraction, self.palette, PROGRESS_BAR))
-        self.set_cell(job, "Elapsed", human_seconds(elapsed))
-
-    def set_size(self, job: int, column: str, size: int | None) -> None:
-        """A size in bytes ("Peak", "Engine"), shown as people read it and sorted as a number."""
-        self._rows[job].numbers[column] = size or 0
-        self.set_cell(job, column, human_bytes(size))
-
-    def set_cell(self, job: int, column: str, value: str | Text) -> None:
-        """A cell that shows what it showed is left alone, and a changed one repaints its row only
-        (the whole list when a column had to grow for it)."""
-        if self._store(job, column, value):
+    def update_build(self, job: int, reorder: bool = False) -> None:
+        """Build `job` changed: its cells are drawn again from it. A cell that shows what it showed is
+        left alone, and a changed one repaints its row only (the whole list when a column had to grow
+        for it). `reorder`: its state changed, which may move or hide it."""
+        row = self._rows[job]
+        if self._render_cells(row):
             self._size_changed()
         elif job in self._order:
             self._refresh_line(self._order.index(job) + 1)
+        if reorder and (self.sort_column is not None or self.hide_skipped and row.build.state is State.SKIPPED):
+            self._reorder()
 
     def recolor(self, palette: Palette) -> None:
         self.palette = palette
-        for job, row in self._rows.items():
-            self.set_cell(job, "State", state_text(row.state, palette))
-            if row.verdict is not None:
-                self.set_cell(job, "Vitals", verdict_text(row.verdict, palette))
-            self.set_cell(job, "Progress", progress_text(row.fraction, palette, PROGRESS_BAR))
+        for job in self._rows:
+            self.update_build(job)
 
     def move_cursor(self, *, row: int, by_user: bool = False) -> None:
         row = max(0, min(len(self._order) - 1, row))
@@ -209,49 +180,56 @@ class BuildList(CachedRows, can_focus=True):
         if job in self._order:
             self.move_cursor(row=self._order.index(job))
 
-    # -- order, hiding, clearing -----------------------------------------------------------------------
+    # -- order, hiding, clearing: the list's own actions ---------------------------------------------
 
-    def sort_by(self, column: str | None, reverse: bool = False) -> None:
-        """Rows by `column`'s values (None: as they were added), highest first with `reverse`."""
+    def sort_by(self, column: BuildColumn | None, reverse: bool = False) -> None:
+        """Rows by `column`'s sort keys (None: as they were added), highest first with `reverse`."""
         self.sort_column, self.sort_reverse = column, reverse
         self._reorder()
 
-    def set_hide_skipped(self, hide: bool) -> None:
-        self.hide_skipped = hide
-        self._reorder()
+    def action_sort(self) -> None:
+        """By the next column, after the last back to the order the builds were added in (`#`)."""
+        sorts = (*self.columns[1:], None)
+        column = sorts[(sorts.index(self.sort_column) + 1) % len(sorts)]
+        self.sort_by(column, self.sort_reverse)
+        self.notify(f"Builds by {column.name}" if column else "Builds in the order they were added")
 
-    def clear_finished(self) -> list[int]:
-        """Every finished build's row goes; returns their jobs."""
-        gone = [job for job in self._all if self._rows[job].state.final]
+    def action_reverse_sort(self) -> None:
+        self.sort_by(self.sort_column or self.columns[0], not self.sort_reverse)
+
+    def action_hide_skipped(self) -> None:
+        self.hide_skipped = not self.hide_skipped
+        self._reorder()
+        self.notify("Skipped builds hidden" if self.hide_skipped else "Skipped builds shown")
+
+    def action_clear_finished(self) -> None:
+        """Every finished build's row goes."""
+        gone = [job for job in self._all if self._rows[job].build.state.final]
         for job in gone:
             self._all.remove(job)
             del self._rows[job]
             self._strips.pop(job, None)
         self._reorder()
-        return gone
+        self.notify(f"Cleared {len(gone)} finished build(s)" if gone else "No finished build to clear")
 
-    def _sort_key(self, column: str, job: int) -> tuple:
-        row = self._rows[job]
-        if column == "#":
-            value: object = job
-        elif column == "State":
-            value = _STATE_ORDER[row.state]
-        elif column == "Progress":
-            value = row.fraction
-        elif column in ("Elapsed", "Peak", "Engine"):
-            value = row.numbers.get(column, 0.0)
-        else:
-            value = row.cells[column].plain.lower()
-        return (value, job)
+    @property
+    def order_text(self) -> str | None:
+        """How the rows are sorted and hidden, for the list's title; None: as added, none hidden."""
+        parts = []
+        if self.sort_column is not None:
+            parts.append(f"by {self.sort_column.name} {'↓' if self.sort_reverse else '↑'}")
+        if self.hide_skipped:
+            parts.append("skipped hidden")
+        return " · ".join(parts) or None
 
     def _reorder(self) -> None:
         """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
         where it was), and the app hears of a cursor that lands on another build."""
         before = self.cursor_job
-        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].state is State.SKIPPED)]
+        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].build.state is State.SKIPPED)]
         column = self.sort_column
         if column is not None:
-            shown.sort(key=lambda job: self._sort_key(column, job), reverse=self.sort_reverse)
+            shown.sort(key=lambda job: (column.sort_key(self._rows[job].build), job), reverse=self.sort_reverse)
         self._order = shown
         if before in shown:
             self.cursor_row = shown.index(before)
@@ -274,23 +252,24 @@ class BuildList(CachedRows, can_focus=True):
 
     @property
     def shown_columns(self) -> tuple[str, ...]:
-        return self._shown
+        """The headers of the columns that fit."""
+        return tuple(column.name for column in self._shown)
 
     # -- cells and rows --------------------------------------------------------------------------------
 
-    def _store(self, job: int, column: str, value: str | Text) -> bool:
-        """Keep a cell's value; True when its column had to grow for it."""
-        row = self._rows[job]
-        text = value if isinstance(value, Text) else shown(value)  # a model's or backend's name: outside text
-        if same_text(row.cells.get(column), text):
-            return False
-        row.values[column] = value
-        row.cells[column] = text
-        row.version += 1
-        if column not in FIXED and text.cell_len > self._widths[column]:
-            self._widths[column] = text.cell_len
-            return True
-        return False
+    def _render_cells(self, row: _Row) -> bool:
+        """Each column's cell of the row, drawn again; True when a column had to grow for one."""
+        grew = False
+        for column in self.columns:
+            text = column.render(row.build, self.palette)
+            if same_text(row.cells.get(column), text):
+                continue
+            row.cells[column] = text
+            row.version += 1
+            if column.width is None and text.cell_len > self._widths[column]:
+                self._widths[column] = text.cell_len
+                grew = True
+        return grew
 
     def _size_changed(self, taller: bool = False) -> None:
         """A wider column repaints the list; only a new row lays the screen out again (the list's
@@ -301,13 +280,13 @@ class BuildList(CachedRows, can_focus=True):
 
     def _fit(self) -> None:
         room = self.size.width - self.styles.scrollbar_size_vertical if self.size.width else 10_000
-        self._shown, self._fitted = fit_columns(self._widths, room)
+        self._shown, self._fitted = fit_columns(self.columns, self._widths, room)
 
     def on_resize(self, event: Resize) -> None:
         self._size_changed()
         self._scroll_to_cursor()
 
-    def _line_text(self, cells: dict[str, Text]) -> Text:
+    def _line_text(self, cells: Mapping[BuildColumn, Text]) -> Text:
         line = Text(" " * GAP)
         for column in self._shown:
             width = self._fitted[column]
@@ -340,7 +319,7 @@ class BuildList(CachedRows, can_focus=True):
         width = self.size.width
         widths = tuple(self._fitted.items())
         if y == 0:  # the header, whatever the scroll
-            strip = self._strip(None, widths, lambda: self._line_text({c: Text(c) for c in COLUMNS}))
+            strip = self._strip(None, widths, lambda: self._line_text({c: Text(c.name) for c in self.columns}))
             return strip.crop_extend(0, width, None).apply_style(header)
         if line > len(self._order):
             return Strip.blank(width, base)

@@ -217,6 +217,24 @@ class LogPane(RichLog):
         """To the next warning or error after the one moved to last (or the top of the view), round."""
         return self._move([i for i, e in enumerate(self.shown) if e.severity <= Severity.WARNING], 1)
 
+    # The pane's own actions (the main screen holds their keys, which work from any pane).
+
+    def action_toggle_follow(self) -> None:
+        self.follow(not self.following)
+
+    def action_toggle_wrap(self) -> None:
+        self.set_wrap(not self.wrap)
+
+    def action_next_match(self, step: int = 1) -> None:
+        if not self.query_text:
+            self.notify("No search: ctrl+f searches the log", severity="warning")
+        elif not self.next_match(step):
+            self.notify(f"“{self.query_text}” is not in the log shown", markup=False)
+
+    def action_next_problem(self) -> None:
+        if not self.next_problem():
+            self.notify("No warning or error in the log shown")
+
     def _move(self, targets: list[int], step: int) -> bool:
         """To the target after (`step` 1) or before (-1) the current one; with none current, the
         first at or below the top of the view (or the last above it)."""

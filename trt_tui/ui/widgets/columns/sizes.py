@@ -1,0 +1,51 @@
+"""A build's sizes: its peak memory and its engine's, shown as people read them, sorted as numbers."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ....core.files.units import human_bytes
+from ..palette import Palette
+from .base import BuildColumn, BuildRow
+
+
+def _peak(row: BuildRow) -> int | None:
+    """The build's peak resident memory: as it ended, else as last read (None: not read yet)."""
+    build = row.build
+    result = build.result
+    if result is not None and result.peak_rss_bytes is not None:
+        return result.peak_rss_bytes
+    return build.last_vitals.peak_rss_bytes if build.last_vitals is not None else None
+
+
+class PeakColumn(BuildColumn):
+    """A queued build's forecast (`~`) until the build's own peak is measured."""
+
+    name = "Peak"
+    about = "peak memory"
+    width = 10  # "1023.9 MiB"
+    drop_rank = 5
+
+    def render(self, row: BuildRow, palette: Palette) -> Text:
+        peak = _peak(row)
+        forecast = row.build.forecast
+        if peak is None and forecast is not None and forecast.peak_bytes:
+            return Text(f"~{human_bytes(forecast.peak_bytes)}")
+        return Text(human_bytes(peak))
+
+    def sort_key(self, row: BuildRow) -> object:
+        return _peak(row) or 0
+
+
+class EngineColumn(BuildColumn):
+    name = "Engine"
+    about = "engine size"
+    width = 10
+    drop_rank = 6
+
+    def render(self, row: BuildRow, palette: Palette) -> Text:
+        return Text(human_bytes(self.sort_key(row) or None))
+
+    def sort_key(self, row: BuildRow) -> int:
+        result = row.build.result
+        return result.engine_bytes or 0 if result is not None else 0
