@@ -49,7 +49,8 @@ def state_line(model: str, event: StateEvent) -> str:
     if event.reason and event.state is not State.SKIPPED:
         text += f" (why: {event.reason})"
     if isinstance(event, Queued) and event.forecast is not None and event.forecast.peak_bytes:
-        text += f" (forecast peak {event.forecast.text})"
+        note = f"; {event.forecast.note}" if event.forecast.note else ""
+        text += f" (forecast peak {event.forecast.text}{note})"
     return text
 
 
