@@ -65,17 +65,17 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
         table = screen.query_one(DataTable)
         await pilot_wait(pilot, lambda: table.row_count == 3)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert [r[1] for r in rows] == ["#2", "#1", "earlier run"], rows
+        assert [r[1] for r in rows] == ["#3", "#2", "#1"], rows  # the CLI's build before the app is #1
         assert [r[3] for r in rows] == ["succeeded"] * 3
         assert rows[0][7] == "--force", rows[0]  # the cache said why, in the app
         assert "opt" in rows[1][7], rows[1]  # the options changed from the build before the app
         assert rows[2][7] == "first build in the history"
         assert len(screen.query_one(Sparkline).data) == 3
-        await pilot.press("down", "space")  # #1 marked; the cursor moves on to the earlier run's
-        await pilot.press("up", "up", "d")  # marked #1 against the highlighted #2
+        await pilot.press("down", "space")  # #2 marked; the cursor moves on to the CLI's #1
+        await pilot.press("up", "up", "d")  # marked #2 against the highlighted #3
         await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         diff_title = app.screen.lines[0]
-        assert diff_title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in diff_title, diff_title
+        assert diff_title.startswith("mnist.onnx #2 (") and " → mnist.onnx #3 (" in diff_title, diff_title
         await pilot.press("escape")
         await pilot_wait(pilot, lambda: app.screen is screen)
         await pilot.press("escape")

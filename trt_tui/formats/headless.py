@@ -118,6 +118,8 @@ class JsonRenderer(Renderer):
             change = build.apply(event)
             data = event_to_dict(event)
             data["model"] = build.model
+            if self.numbered and data["event"] == "state":
+                data["id"] = job  # the build's history id: `trt-tui history`, `bundle N`, the app's #N
             phase = change.phase
             if change.what in (What.STEPPED, What.PHASE_FINISHED) and phase is not None:
                 data["name"] = phase.name

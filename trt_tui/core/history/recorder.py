@@ -72,15 +72,18 @@ class HistoryRecorder:
     raises: the first error is printed to stderr, later ones are only counted in `errors`.
 
     `backend_info` and `model_hash` replace what the events say of a build's backend (name, version)
-    and its model's hash."""
+    and its model's hash. `numbered`: the jobs' ids were taken from this history (`numbering`), and
+    each record is written under its job's id."""
 
     def __init__(
         self,
         history: History,
         backend_info: Callable[[BuildTracker], tuple[str, str]] | None = None,
         model_hash: Callable[[BuildTracker], str | None] | None = None,
+        numbered: bool = False,
     ) -> None:
         self.history = history
+        self.numbered = numbered  # job ids are history ids (`numbering`): each record keeps its job's
         self.backend_info = backend_info
         self.model_hash = model_hash
         self.errors = 0
@@ -111,6 +114,8 @@ class HistoryRecorder:
             fields["backend"], fields["backend_version"] = self.backend_info(build)
         if self.model_hash is not None:
             fields["model_hash"] = self.model_hash(build)
+        if self.numbered:
+            fields["record_id"] = build.job
         self._write(build.job, fields)
 
     def _write(self, job: int, fields: dict) -> None:
