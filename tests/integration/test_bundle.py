@@ -105,7 +105,8 @@ def test_no_model_keeps_its_hash_and_shapes(built, tmp_path):
     assert facts["sha256"] == hashlib.sha256(built["model"].read_bytes()).hexdigest()
     assert facts["inputs"] == [{"name": "input", "dtype": "float32", "shape": "1×1×28×28"}]
     manifest = got["MANIFEST.txt"].decode()
-    assert "--no-model" in manifest and "no logs" in manifest  # says what is missing and why
+    assert "--no-model" in manifest  # says what is missing and why
+    assert "log.txt  " in manifest and got["log.txt"].strip()  # the log the history kept of the build
 
 
 def test_default_name_and_own_bundle_replaced(built, tmp_path):

@@ -95,7 +95,8 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
 
             records = session.history = History(history_path(history))
             scheduler.numbers = HistoryNumbers(records)  # a build's number is its history id
-            recorder = session.recorder = HistoryRecorder(records, numbered=True)
+            recorder = session.recorder = HistoryRecorder(records, numbered=True,
+                                                          trace=str(Path(trace).absolute()) if trace else None)
             guard.history = records  # forecasts come from the builds it measured
             scheduler.subscribe(recorder)
             session.closers += [(recorder.close, False), (records.close, False)]

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..build.events import State
+from . import kept as kept_table
 from .build_record import BuildRecord, loads
 from .estimates import EXPECTED_FROM, median_phases
 from .ownership import refusal, stamp
@@ -78,6 +79,7 @@ _ADDED_COLUMNS: dict[str, str] = {
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
+    "build_logs": kept_table.TABLE,  # each build's log, stacks and trace path (`kept`)
 }
 
 _FIELD_NAMES = [
@@ -134,6 +136,10 @@ class History:
         self.path = Path(path).expanduser() if path is not None else default_path()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        try:
+            self.kept_limit = kept_table.KeptLimit.from_env()  # how much of the builds' logs is kept
+        except ValueError as exc:
+            raise HistoryError(str(exc)) from None
         if self.path.is_dir():
             raise HistoryError(f"{self.path}: is a directory, not a build history database")
         if not create and not self.path.exists():
@@ -252,10 +258,11 @@ class History:
         phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
         model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
-        record_id: int | None = None,
+        record_id: int | None = None, kept: kept_table.Kept | None = None,
     ) -> int:
         """Add one build; returns its id. `record_id`: the number `reserve` gave it, which it keeps
-        (where that number is free, else it gets the next)."""
+        (where that number is free, else it gets the next). `kept`: its log, stacks and trace path,
+        kept within `kept_limit`."""
         model_digests = None
         if fingerprint is not None and isinstance(fingerprint.get("model"), dict) and fingerprint["model"].get("hash"):
             model_digests = (fingerprint["model"]["hash"], json.dumps(fingerprint["model"]))
@@ -271,21 +278,30 @@ class History:
             db = self._conn()
             if model_digests is not None:
                 db.execute("INSERT OR IGNORE INTO model_digests (hash, model) VALUES (?, ?)", model_digests)
-            if record_id is not None:
-                sets = ", ".join(f"{name} = ?" for name in _FIELD_NAMES)
-                if db.execute(f"UPDATE builds SET {sets} WHERE id = ? AND state = ?",
-                              (*row, int(record_id), RESERVED)).rowcount:
-                    return int(record_id)
-                if db.execute("SELECT 1 FROM builds WHERE id = ?", (int(record_id),)).fetchone() is None:
-                    db.execute(f"INSERT INTO builds (id, {_FIELDS}) VALUES ({', '.join('?' * (len(row) + 1))})",
-                               (int(record_id), *row))
-                    return int(record_id)
-            cursor = db.execute(
-                f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
-            )
-            rowid = cursor.lastrowid
-            assert rowid is not None  # an INSERT that returned inserted a row
+            rowid = self._write_row(db, row, record_id)
+            if kept is not None:
+                kept_table.store(db, rowid, kept, self.kept_limit)
             return rowid
+
+    def _write_row(self, db: sqlite3.Connection, row: tuple, record_id: int | None) -> int:
+        if record_id is not None:
+            sets = ", ".join(f"{name} = ?" for name in _FIELD_NAMES)
+            if db.execute(f"UPDATE builds SET {sets} WHERE id = ? AND state = ?",
+                          (*row, int(record_id), RESERVED)).rowcount:
+                return int(record_id)
+            if db.execute("SELECT 1 FROM builds WHERE id = ?", (int(record_id),)).fetchone() is None:
+                db.execute(f"INSERT INTO builds (id, {_FIELDS}) VALUES ({', '.join('?' * (len(row) + 1))})",
+                           (int(record_id), *row))
+                return int(record_id)
+        cursor = db.execute(f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row)
+        rowid = cursor.lastrowid
+        assert rowid is not None  # an INSERT that returned inserted a row
+        return rowid
+
+    def kept(self, record_id: int) -> kept_table.Kept | None:
+        """Build `record_id`'s log, stacks and trace path, where the history still keeps them."""
+        with self._lock:
+            return kept_table.load(self._conn(), record_id)
 
     def _with_digests(self, db: sqlite3.Connection, records: list[BuildRecord]) -> list[BuildRecord]:
         """Put each fingerprint's model digests back from `model_digests` (one query per model hash)."""
