@@ -183,18 +183,20 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await pilot.pause(0.3)
         assert all(v.state is State.QUEUED for v in app.views.values())
         assert "build all: 0/3 done" in title(app) and "ETA" not in title(app), "paused: no ETA"
+        first, second, third = sorted(app.views)  # numbered on from the three CLI builds' history ids
+        assert (first, second, third) == (4, 5, 6)
         app.builds.focus()
-        app.builds.move_to(3)
-        await pilot_wait(pilot, lambda: app.selected == 3)
+        app.builds.move_to(third)
+        await pilot_wait(pilot, lambda: app.selected == third)
         await pilot.press("left_square_bracket")
-        assert [j.id for j in app.scheduler.queued()] == [1, 3, 2]
+        assert [j.id for j in app.scheduler.queued()] == [first, third, second]
         await pilot.press("P")
-        await pilot_wait(pilot, lambda: app.views[1].state is State.BUILDING)
-        await pilot.press("left_square_bracket")  # #3 is now the first queued
-        assert [j.id for j in app.scheduler.queued()] == [3, 2]
+        await pilot_wait(pilot, lambda: app.views[first].state is State.BUILDING)
+        await pilot.press("left_square_bracket")  # the third is now the first queued
+        assert [j.id for j in app.scheduler.queued()] == [third, second]
         await pilot.press("plus")
-        await pilot_wait(pilot, lambda: app.views[3].state is State.BUILDING)
-        assert app.views[2].state is State.QUEUED and app.scheduler.max_jobs == 2
+        await pilot_wait(pilot, lambda: app.views[third].state is State.BUILDING)
+        assert app.views[second].state is State.QUEUED and app.scheduler.max_jobs == 2
         await pilot_wait(pilot, lambda: " ETA " in title(app), 5)
         assert "2 at once" in title(app) and "queue paused" not in title(app)
         await pilot.press("minus")
