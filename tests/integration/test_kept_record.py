@@ -79,3 +79,13 @@ def test_the_log_limit_drops_the_oldest_logs_first(tmp_path, monkeypatch):
         assert "TRT_TUI_HISTORY_LOGS" in str(exc) and "\n" not in str(exc)
     else:
         raise AssertionError("a bad limit was taken")
+
+
+def test_without_a_history_the_numbers_are_the_sessions_own_and_said(tmp_path, cli_env):
+    model = tmp_path / "broken.onnx"
+    model.write_bytes(b"\x08\x07not an ONNX model")
+    (tmp_path / "dir").mkdir()
+    done = cli("build", model, "--history", tmp_path / "dir", "--json", env=cli_env)
+    assert "build history disabled" in done.stderr and "numbered #1, #2, … in this session only" in done.stderr
+    states = [e for e in map(json.loads, done.stdout.splitlines()) if e["event"] == "state"]
+    assert states and all(e["job"] == 1 and "id" not in e for e in states), states  # no history id to give
