@@ -324,3 +324,19 @@ def test_a_model_file_replaced_after_its_check_is_not_copied(tmp_path):
         if swapped == "data":
             (models / "data").unlink()
         shutil.rmtree(models)
+
+
+def test_a_notebook_builds_bundle_names_no_command_that_cannot_build(built, tmp_path):
+    """`trt_tui.observe` records the notebook's or script's name where a model would be: the bundle's
+    command says no trt-tui command rebuilds it, instead of naming a file that does not exist."""
+    from dataclasses import replace
+
+    from trt_tui.core.history.bundle import BundleInput, assemble
+    from trt_tui.core.history.records import History
+
+    with History(built["history"], create=False) as history:
+        record = history.get(int(built["id"]))
+    observed = replace(record, model=str(tmp_path / "notebook"), program="api: notebook", options={})
+    got = {name: data for name, data, _ in assemble(BundleInput(observed), home=str(built["home"])).entries}
+    command = got["command.txt"].decode()
+    assert command.startswith("# built by notebook through trt_tui.observe") and "trt-tui build" not in command

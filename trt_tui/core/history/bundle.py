@@ -48,6 +48,7 @@ GZIP_NAME = b"trt-tui-bundle.tar"  # the name in the gzip header of every bundle
 _HEADER = b"\x1f\x8b\x08"  # gzip magic and deflate
 _FNAME = 0x08  # gzip flag: a file name follows the fixed header
 _FIXED_HEADER = 10
+API_PROGRAM = "api: "  # how the record of a `trt_tui.observe` build names its program (`api.observation`)
 
 
 def bundle_written_by_us(path: Path) -> bool:
@@ -296,7 +297,12 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record, given.output)
     command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
-    if record.program:  # observed in another program: its options are that program's, unknown here
+    if record.program and record.program.startswith(API_PROGRAM) and not Path(record.model).is_file():
+        # `trt_tui.observe` sees the builder config, not the ONNX file the caller parsed: its record's
+        # "model" is the script's or notebook's name, which no command could build
+        command = (f"# built by {record.program[len(API_PROGRAM):]} through trt_tui.observe, which does not see the"
+                   " ONNX file it parsed: no trt-tui command rebuilds it")
+    elif record.program:  # observed in another program: its options are that program's, unknown here
         command = (f"# built inside {record.program}, whose build options trt-tui does not know; this builds"
                    f" the same model with trt-tui's defaults\n{command}")
     members.text("command.txt", command + "\n", "the command that rebuilds the engine the same way (--force: the engine"
