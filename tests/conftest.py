@@ -170,6 +170,14 @@ def private_history(tmp_path_factory):
         os.environ["TRT_TUI_HISTORY"] = saved
 
 
+@pytest.fixture(autouse=True)
+def own_history(tmp_path_factory, private_history, monkeypatch):
+    """Each test's builds in a history of its own: a build's number is its history id, so a test's
+    first build is #1 whichever tests ran before it in this session (children started with `cli_env`
+    keep the session's history: they name theirs with --history where the numbers matter)."""
+    monkeypatch.setenv("TRT_TUI_HISTORY", str(tmp_path_factory.mktemp("own-history") / "history.sqlite3"))
+
+
 @pytest.fixture
 def python_without_nvml():
     """Runs Python code in a fresh interpreter and returns its stdout, on a machine where NVML's library

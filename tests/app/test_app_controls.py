@@ -65,17 +65,17 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
         table = screen.query_one(DataTable)
         await pilot_wait(pilot, lambda: table.row_count == 3)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert [r[1] for r in rows] == ["#2", "#1", "earlier run"], rows
+        assert [r[1] for r in rows] == ["#3", "#2", "#1"], rows  # the CLI's build before the app is #1
         assert [r[3] for r in rows] == ["succeeded"] * 3
         assert rows[0][7] == "--force", rows[0]  # the cache said why, in the app
         assert "opt" in rows[1][7], rows[1]  # the options changed from the build before the app
         assert rows[2][7] == "first build in the history"
         assert len(screen.query_one(Sparkline).data) == 3
-        await pilot.press("down", "space")  # #1 marked; the cursor moves on to the earlier run's
-        await pilot.press("up", "up", "d")  # marked #1 against the highlighted #2
+        await pilot.press("down", "space")  # #2 marked; the cursor moves on to the CLI's #1
+        await pilot.press("up", "up", "d")  # marked #2 against the highlighted #3
         await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         diff_title = app.screen.lines[0]
-        assert diff_title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in diff_title, diff_title
+        assert diff_title.startswith("mnist.onnx #2 (") and " → mnist.onnx #3 (" in diff_title, diff_title
         await pilot.press("escape")
         await pilot_wait(pilot, lambda: app.screen is screen)
         await pilot.press("escape")
@@ -183,18 +183,20 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await pilot.pause(0.3)
         assert all(v.state is State.QUEUED for v in app.views.values())
         assert "build all: 0/3 done" in title(app) and "ETA" not in title(app), "paused: no ETA"
+        first, second, third = sorted(app.views)  # numbered on from the three CLI builds' history ids
+        assert (first, second, third) == (4, 5, 6)
         app.builds.focus()
-        app.builds.move_to(3)
-        await pilot_wait(pilot, lambda: app.selected == 3)
+        app.builds.move_to(third)
+        await pilot_wait(pilot, lambda: app.selected == third)
         await pilot.press("left_square_bracket")
-        assert [j.id for j in app.scheduler.queued()] == [1, 3, 2]
+        assert [j.id for j in app.scheduler.queued()] == [first, third, second]
         await pilot.press("P")
-        await pilot_wait(pilot, lambda: app.views[1].state is State.BUILDING)
-        await pilot.press("left_square_bracket")  # #3 is now the first queued
-        assert [j.id for j in app.scheduler.queued()] == [3, 2]
+        await pilot_wait(pilot, lambda: app.views[first].state is State.BUILDING)
+        await pilot.press("left_square_bracket")  # the third is now the first queued
+        assert [j.id for j in app.scheduler.queued()] == [third, second]
         await pilot.press("plus")
-        await pilot_wait(pilot, lambda: app.views[3].state is State.BUILDING)
-        assert app.views[2].state is State.QUEUED and app.scheduler.max_jobs == 2
+        await pilot_wait(pilot, lambda: app.views[third].state is State.BUILDING)
+        assert app.views[second].state is State.QUEUED and app.scheduler.max_jobs == 2
         await pilot_wait(pilot, lambda: " ETA " in title(app), 5)
         assert "2 at once" in title(app) and "queue paused" not in title(app)
         await pilot.press("minus")

@@ -133,30 +133,66 @@ def test_the_estimate_comes_from_builds_of_the_present_content(tmp_path) -> None
 # -- the app ---------------------------------------------------------------------------------------------
 
 
-async def test_app_diff_names_builds_by_the_apps_numbers(tmp_path, capsys, monkeypatch) -> None:
-    """History ids appear nowhere on the app's screen: `D` says `#N` as the builds list does, and a
-    build from before this app by its time."""
-    from trt_tui.ui.widgets.diff_panel import DiffPanel
+async def test_a_build_is_one_number_in_the_cli_the_app_the_history_and_its_bundle(tmp_path, capsys, monkeypatch) -> None:
+    """A build's number is its history id, given when it is queued: `build --json` says it as `id`,
+    the app shows `#N` going on from the history's numbering in every session, `D` and `h` name
+    earlier sessions' builds by theirs, `b` and `trt-tui bundle N` write the same build's bundle."""
+    import tarfile
 
     history = tmp_path / "history.sqlite3"
     mnist = mnist_in(tmp_path / "m")
-    build(capsys, mnist, history, "--opt-level", "3")  # history ids 1 and 2, before the app
-    build(capsys, mnist, history, "--opt-level", "3", "--force")
+    numbers = []
+    for extra in ((), ("--force",)):  # history ids 1 and 2, before the app
+        code, out, err = run_cli(capsys, "build", mnist, "--history", history, "--json", "--opt-level", "3", *extra)
+        assert code == 0, err
+        states = [e for e in map(json.loads, out.splitlines()) if e["event"] == "state"]
+        assert len({e["id"] for e in states}) == 1 and all(e["id"] == e["job"] for e in states), states
+        numbers.append(states[0]["id"])
+    assert numbers == [1, 2]
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for session, first in ((1, 3), (2, 5)):  # two app sessions: each goes on from the history's numbering
+        await _app_session(mnist, history, here, first, key="f" if session == 2 else "enter")
+        with History(history) as h:
+            assert [r.id for r in h.builds()] == list(range(first + 1, 0, -1))
+        code, out, err = run_cli(capsys, "bundle", first + 1, "-o", tmp_path / f"cli-{first + 1}.tar.gz",
+                                 "--history", history)
+        assert code == 0, err
+        with tarfile.open(tmp_path / f"cli-{first + 1}.tar.gz") as tar:
+            manifest = next(n for n in tar.getnames() if n.endswith("MANIFEST.txt"))
+            text = tar.extractfile(manifest).read().decode()
+        assert text.startswith(f"trt-tui report bundle of build {first + 1} (mnist.onnx, succeeded)"), text
+
+
+async def _app_session(mnist: Path, history: Path, here: Path, first: int, key: str) -> None:
+    """One app session on `history`, whose next number is `first`: `key` builds #first, `f` #first + 1;
+    `D`, `b` and `h` name them so."""
+    from trt_tui.ui.history_screen import HistoryScreen
+    from trt_tui.ui.widgets.diff_panel import DiffPanel
+
     app = TrtTuiApp(AppConfig(paths=[str(mnist)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.press("enter")  # default options: it builds (history id 3), as the app's #1
-        await pilot_wait(pilot, lambda: app.selected == 1 and app.views[1].state.final)
+        await pilot.press(key)  # other options than the CLI's: it builds
+        await pilot_wait(pilot, lambda: first in app.views and app.views[first].state.final)
+        assert app.selected == first and sorted(app.views) == [first], sorted(app.views)
         await pilot.press("D")
         await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
         title = app.screen.lines[0]
-        assert " an earlier run's build (" in title and title.split(" → ")[1].startswith("mnist.onnx #1 ("), title
+        assert title.startswith(f"mnist.onnx #{first - 1} (") and f" → mnist.onnx #{first} (" in title, title
         await pilot.press("escape")
-        await pilot.press("f")  # the app's #2, history id 4
-        await pilot_wait(pilot, lambda: app.selected == 2 and app.views[2].state.final)
-        await pilot.press("D")
-        await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
-        title = app.screen.lines[0]
-        assert title.startswith("mnist.onnx #1 (") and " → mnist.onnx #2 (" in title, title
+        await pilot.press("f")
+        await pilot_wait(pilot, lambda: first + 1 in app.views and app.views[first + 1].state.final)
+        await pilot_wait(pilot, lambda: app.session.recorder.recorded.get(first + 1) == first + 1)
+        await pilot.press("b")
+        said = f"Report bundle of #{first + 1} written to {here / f'trt-tui-bundle-{first + 1}.tar.gz'}"
+        await pilot_wait(pilot, lambda: any(said in n.message for n in app._notifications), 60)
+        await pilot.press("h")
+        await pilot_wait(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        table = app.screen.query_one("#history-table")
+        await pilot_wait(pilot, lambda: table.row_count == first + 1)
+        labels = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert labels == [f"#{n}" for n in range(first + 1, 0, -1)], labels  # no "earlier run"
         await pilot.press("escape")
         await pilot.press("q")
 
@@ -177,8 +213,8 @@ async def test_app_eta_says_overdue_and_when_it_comes_from_an_older_model(tmp_pa
                     executor=ReplayExecutor(events, size, hold_at=hold))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")
-        await pilot_wait(pilot, lambda: 1 in app.views and len(app.views[1].tree.phases) >= 12)
-        view = app.views[1]
+        await pilot_wait(pilot, lambda: 2 in app.views and len(app.views[2].tree.phases) >= 12)
+        view = app.views[2]  # #2: the MNIST build before the app is #1
         assert view.expected, "the MNIST build in the history gives an estimate"
         total = sum(s for k, s in view.expected.items() if "/" not in k)
         await pilot_wait(pilot, lambda: view.now() > total + 0.5)

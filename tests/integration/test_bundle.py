@@ -105,7 +105,8 @@ def test_no_model_keeps_its_hash_and_shapes(built, tmp_path):
     assert facts["sha256"] == hashlib.sha256(built["model"].read_bytes()).hexdigest()
     assert facts["inputs"] == [{"name": "input", "dtype": "float32", "shape": "1×1×28×28"}]
     manifest = got["MANIFEST.txt"].decode()
-    assert "--no-model" in manifest and "no logs" in manifest  # says what is missing and why
+    assert "--no-model" in manifest  # says what is missing and why
+    assert "log.txt  " in manifest and got["log.txt"].strip()  # the log the history kept of the build
 
 
 def test_default_name_and_own_bundle_replaced(built, tmp_path):
@@ -323,3 +324,19 @@ def test_a_model_file_replaced_after_its_check_is_not_copied(tmp_path):
         if swapped == "data":
             (models / "data").unlink()
         shutil.rmtree(models)
+
+
+def test_a_notebook_builds_bundle_names_no_command_that_cannot_build(built, tmp_path):
+    """`trt_tui.observe` records the notebook's or script's name where a model would be: the bundle's
+    command says no trt-tui command rebuilds it, instead of naming a file that does not exist."""
+    from dataclasses import replace
+
+    from trt_tui.core.history.bundle import BundleInput, assemble
+    from trt_tui.core.history.records import History
+
+    with History(built["history"], create=False) as history:
+        record = history.get(int(built["id"]))
+    observed = replace(record, model=str(tmp_path / "notebook"), program="api: notebook", options={})
+    got = {name: data for name, data, _ in assemble(BundleInput(observed), home=str(built["home"])).entries}
+    command = got["command.txt"].decode()
+    assert command.startswith("# built by notebook through trt_tui.observe") and "trt-tui build" not in command

@@ -218,11 +218,11 @@ async def test_the_app_shows_the_forecast_and_why_a_build_waits(tmp_path, sample
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("enter")
         deadline = time.monotonic() + 30
-        while not (1 in app.views and app.views[1].detail) and time.monotonic() < deadline:
+        while not (2 in app.views and app.views[2].detail) and time.monotonic() < deadline:
             await pilot.pause(0.05)
-        view = app.views[1]
+        view = app.views[2]  # #2: the history's MNIST build is #1
         assert view.state is State.QUEUED and view.detail.startswith("waiting: needs ~"), view.detail
-        assert str(app.builds.get_cell("1", "Peak")).startswith("~")
+        assert str(app.builds.get_cell("2", "Peak")).startswith("~")
         assert "waiting: needs ~" in str(app.phase_view.title)
         free[0] = 1 << 40
         while not view.state.final and time.monotonic() < deadline + 60:

@@ -49,7 +49,8 @@ def state_line(model: str, event: StateEvent) -> str:
     if event.reason and event.state is not State.SKIPPED:
         text += f" (why: {event.reason})"
     if isinstance(event, Queued) and event.forecast is not None and event.forecast.peak_bytes:
-        text += f" (forecast peak {event.forecast.text})"
+        note = f"; {event.forecast.note}" if event.forecast.note else ""
+        text += f" (forecast peak {event.forecast.text}{note})"
     return text
 
 
@@ -117,6 +118,8 @@ class JsonRenderer(Renderer):
             change = build.apply(event)
             data = event_to_dict(event)
             data["model"] = build.model
+            if self.numbered and data["event"] == "state":
+                data["id"] = job  # the build's history id: `trt-tui history`, `bundle N`, the app's #N
             phase = change.phase
             if change.what in (What.STEPPED, What.PHASE_FINISHED) and phase is not None:
                 data["name"] = phase.name

@@ -45,6 +45,9 @@ class Renderer:
         self.builds = Trackers()
         self.lock = threading.Lock()
         self.reader_gone = False  # the pipe `out` writes into was closed by its reader
+        # The builds' numbers (their job ids) are their history ids (`history.numbering`); False: the
+        # history is off and they are this run's own. The command that opened the session says which.
+        self.numbered = False
 
     def build(self, job: int) -> BuildTracker:
         """The build's tracker, made at its first event; events are folded in by the renderer, one by

@@ -150,7 +150,10 @@ class BuildListActions(QueueActions):
 
         try:
             check_bundle_output(output, [Path(record.model), *protected])
-            write_bundle(BundleInput(record, log_lines=log_lines), output)
+            history = self.host.session.history
+            kept = history.kept(record.id) if history is not None else None  # its stacks, its engine's path
+            write_bundle(BundleInput(record, log_lines=log_lines, stacks=kept.stacks if kept else None,
+                                     output=kept.output if kept else None), output)
         except OutputRefused as exc:
             self.host.call_from_thread(self.notify, str(exc), title="No bundle", severity="error", timeout=10, markup=False)
         except OSError as exc:

@@ -28,7 +28,7 @@ SHOWN = 200  # builds listed: the trend of the recent ones is what is asked abou
 
 class HistoryScreen(ModalScreen[None]):
     """The past builds of a model. `records`: newest first (`History.builds`); `numbers`: history
-    id → the app's build number, for the builds of this app; `reasons`: history id → why the cache
+    id → the app's build number where it differs (a build is `#N`, its history id: `history.numbering`); `reasons`: history id → why the cache
     said it builds, where the app heard it (else it is told from the fingerprints)."""
 
     DEFAULT_CSS = """
@@ -84,7 +84,7 @@ class HistoryScreen(ModalScreen[None]):
         table.focus()
 
     def _label(self, record: BuildRecord) -> str:
-        return f"#{self.numbers[record.id]}" if record.id in self.numbers else "earlier run"
+        return f"#{self.numbers.get(record.id, record.id)}"  # a build's number is its history id
 
     def _cells(self, record: BuildRecord, older: BuildRecord | None) -> tuple:
         mark = "●" if record.id in self.marked else " "

@@ -77,6 +77,7 @@ def _build_models(args, settings, executor) -> int:
         executor.close()
         raise
     scheduler = session.scheduler
+    renderer.numbered = session.history is not None
     scheduler.subscribe(renderer.handle)
     jobs = []
     if len(buildable) > 1:

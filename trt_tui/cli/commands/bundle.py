@@ -19,8 +19,10 @@ def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("id", help="the build's id, as `trt-tui history` lists it")
     b.add_argument("-o", "--output", metavar="FILE", help="the bundle (default: trt-tui-bundle-ID.tar.gz here)")
     b.add_argument("--no-model", action="store_true", help="leave the model out (its hash and input shapes stay)")
-    b.add_argument("--log", metavar="FILE", help="a saved log of the build to include (the history keeps none)")
-    b.add_argument("--trace", metavar="FILE", help="the trace trt-tui wrote of the build (--trace) to include")
+    b.add_argument("--log", metavar="FILE", help="a saved log of the build to include (default: the log the"
+                   " history kept)")
+    b.add_argument("--trace", metavar="FILE", help="the trace trt-tui wrote of the build (--trace) to include"
+                   " (default: the one the history names, if it is still there)")
     b.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
 
 
@@ -54,6 +56,7 @@ def run(args) -> int:
     try:
         with History(path, create=False) as history:
             record = history.get(int(args.id))
+            kept = history.kept(int(args.id)) if record is not None else None
     except (HistoryError, sqlite3.Error) as exc:
         return _fail(str(exc))
     if record is None:
@@ -63,9 +66,15 @@ def run(args) -> int:
         log, trace = _readable("--log", args.log), _readable("--trace", args.trace)
         if trace is not None and not trace_written_by_us(trace):
             raise ValueError(f"--trace {trace}: not a trace trt-tui wrote")
+        if trace is None and kept is not None and kept.trace:  # the one it went into, where it still is
+            named = Path(kept.trace)
+            trace = named if named.is_file() and trace_written_by_us(named) else None
         protected = [Path(record.model), path, *(p for p in (log, trace) if p is not None)]
         check_bundle_output(output, protected)
-        write_bundle(BundleInput(record, include_model=not args.no_model, log=log, trace=trace), output)
+        lines = kept.log_lines if log is None and kept is not None else None
+        write_bundle(BundleInput(record, include_model=not args.no_model, log=log, log_lines=lines, trace=trace,
+                                 stacks=kept.stacks if kept is not None else None,
+                                 output=kept.output if kept is not None else None), output)
     except (ValueError, OutputRefused) as exc:
         return _fail(str(exc))
     except OSError as exc:

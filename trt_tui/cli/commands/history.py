@@ -16,7 +16,8 @@ HELP = "list past builds"
 
 def options(h: argparse.ArgumentParser) -> None:
     h.add_argument("model", nargs="?", help="only this model (path or file name); `history diff A B` compares "
-                   "builds A and B (ids), `history diff MODEL` the model's last two builds")
+                   "builds A and B (ids), `history diff MODEL` the model's last two builds; `history log N` prints "
+                   "build N's log")
     h.add_argument("targets", nargs="*", help=argparse.SUPPRESS)
     h.add_argument("--json", action="store_true", help="one JSON object per build (per diff with `diff`)")
     h.add_argument("-n", "--limit", type=int_in(1, 2**63 - 1), default=50, help="at most this many (default 50)")
@@ -31,6 +32,8 @@ def run(args) -> int:
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
         return diff_command(args)
+    if args.model == "log":  # `history log N`; likewise ./log for a model file named "log"
+        return log_command(args)
     if args.targets:
         raise UsageError(f"history takes one model, got {len(args.targets) + 1} (did you mean `history diff`?)")
     path = history_path(args.history) or default_path()
@@ -78,4 +81,34 @@ def diff_command(args) -> int:
         return EXIT_USAGE
     result = compare(a, b)
     print(json.dumps(result) if args.json else "\n".join(format_comparison(result)))
+    return EXIT_OK
+
+
+def log_command(args) -> int:
+    """`history log N`: build N's log as the history kept it (every line at the level it was logged);
+    errors are one line."""
+    from ...core.files.printable import escaped
+    from ...core.history.records import History, HistoryError, default_path, history_path
+
+    if len(args.targets) != 1 or not (args.targets[0].isascii() and args.targets[0].isdigit()
+                                      and len(args.targets[0]) <= 18):
+        print("trt-tui: history log: give one build id (trt-tui history lists them)", file=sys.stderr)
+        return EXIT_USAGE
+    number = int(args.targets[0])
+    path = history_path(args.history) or default_path()
+    try:
+        with History(path, create=False) as history:
+            record, kept = history.get(number), history.kept(number)
+    except HistoryError as exc:
+        print(f"trt-tui: history log: {escaped(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    if record is None:
+        print(f"trt-tui: history log: {escaped(str(path))}: no build {number} in this history", file=sys.stderr)
+        return EXIT_USAGE
+    if kept is None:
+        print(f"trt-tui: history log: build {number}: its log is not kept (recorded before logs were, or dropped"
+              " by the limit, $TRT_TUI_HISTORY_LOGS)", file=sys.stderr)
+        return EXIT_USAGE
+    for line in kept.log_lines:
+        print(escaped(line))  # a model's own text must not move the cursor or forge lines
     return EXIT_OK

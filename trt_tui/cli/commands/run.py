@@ -121,6 +121,7 @@ def run_headless(argv: list[str], args) -> int:
     run = ProgramRun(argv, grace=args.grace, verbose=args.verbose,
                      output=lambda stream, pieces, at: holder["timeline"].add_output(stream, pieces, at),
                      trace=args.trace, stdin=None, vitals=args.vitals, history=args.history)
+    renderer.numbered = run.session.history is not None
     run.scheduler.subscribe(run_publisher(run))  # its builds in the app that listens, if one does
     timeline = holder["timeline"] = Timeline(renderer.output, renderer.handle, started=time.monotonic())
     run.output_before = timeline.before

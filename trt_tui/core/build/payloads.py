@@ -48,6 +48,14 @@ class Forecast:
     basis: str  # "same model", "fitted", "unknown"
     spread: float | None = None  # a fitted forecast's relative spread (0.2: ±20%)
     model_bytes: int | None = None  # the model's size, with its external data
+    left_out: int = 0  # measured peaks not believed (`history.forecast.implausible`), so not used
+
+    @property
+    def note(self) -> str:
+        """What the forecast left out, for the line that shows it: '' or '1 implausible peak left out'."""
+        if not self.left_out:
+            return ""
+        return f"{self.left_out} implausible peak{'s' if self.left_out != 1 else ''} left out"
 
     @property
     def text(self) -> str:
@@ -58,16 +66,20 @@ class Forecast:
         return f"~{human_bytes(self.peak_bytes)}{spread}"
 
     def as_dict(self) -> dict:
-        """The `forecast` of the JSON `state` queued event."""
-        return {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text,
+        """The `forecast` of the JSON `state` queued event (`left_out` only where some were: an optional
+        field, so a v1 reader sees the object it always did)."""
+        data = {"peak_bytes": self.peak_bytes, "basis": self.basis, "spread": self.spread, "text": self.text,
                 "model_bytes": self.model_bytes}
+        if self.left_out:
+            data["left_out"] = self.left_out
+        return data
 
     @classmethod
     def from_dict(cls, data: dict | None) -> Forecast | None:
         if data is None:
             return None
         return cls(data.get("peak_bytes"), str(data.get("basis", "unknown")), data.get("spread"),
-                   data.get("model_bytes"))
+                   data.get("model_bytes"), int(data.get("left_out") or 0))
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,7 @@ class ProcessExecutor(TransportExecutor):
         process, events, control, pid = spare.process, spare.events, spare.control, spare.pid
         running.attach(process)
         watch = watch_build(job.id, pid, job.sink, self.vitals, own_process=True, t0=spawned,
-                            held=own_memory.HeldBack(pid) if spare.reserved else None)
+                            held=own_memory.HeldBack(pid) if spare.reserved else None, from_start=True)
         follower = running.follower = _ChildFollower(job, spawned, watch)
         outcome = None
         try:
@@ -327,6 +327,7 @@ class _ChildFollower(Follower):
                 self.t0 = payload
                 if self.watch is not None:
                     self.watch.t0 = payload
+                    self.watch.begin()
         elif process.sentinel in ready and not events.poll():
             return Ended(self._final_state())
         return None

@@ -16,7 +16,11 @@ taken off both figures:
 Only the parent reads these figures, and only for a child whose spare reserved heap: reading `smaps`
 walks the process's page tables, tens of milliseconds for a heap of a gigabyte, so `HeldBack` reads
 again at most every `REFRESH` seconds (a stale figure is too large, never too small: the reserve only
-shrinks as the build uses it) and always for the build's last reading. Where the kernel has aged a
+shrinks as the build uses it) and always for the build's last reading. A reading that finds the process
+gone (it exited between the parent's reading of its RSS and of its `smaps`: the child exits on its own
+once its outcome is sent, and a parent slowed down by other builds may read it late) keeps the figure
+read before, which is too large, never too small: taken as 0 it would have put the whole reserve into
+the build's peak, and from there into the history's forecasts. Where the kernel has aged a
 page (cleared its bit under memory pressure) it counts as untouched. Elsewhere than Linux every
 function here does nothing and reports nothing held.
 """
@@ -48,13 +52,16 @@ def reset_peak() -> None:
     _clear_refs("5")
 
 
-def untouched_heap(pid: int) -> int:
-    """Bytes of `pid`'s heap that are resident and not touched since `mark_untouched` (0: unknown)."""
+def untouched_heap(pid: int) -> int | None:
+    """Bytes of `pid`'s heap that are resident and not touched since `mark_untouched`; None where
+    they cannot be read (the process is gone: an exiting process's `smaps` reads empty)."""
     try:
         with open(f"/proc/{pid}/smaps", "rb") as f:
             data = f.read()
     except OSError:
-        return 0
+        return None
+    if not data:
+        return None
     untouched = 0
     start = data.find(b" [heap]\n")
     while start >= 0:  # the heap may be more than one mapping (parts of it with different flags)
@@ -76,9 +83,13 @@ class HeldBack:
         self.value = 0
         self.read_at: float | None = None
 
-    def __call__(self, fresh: bool = False) -> int:
+    def __call__(self, fresh: bool = False) -> int | None:
+        """None: the process is gone and was never read (its RSS cannot be told from its reserve)."""
         now = self.clock()
         if fresh or self.read_at is None or now - self.read_at >= REFRESH:
-            self.value = untouched_heap(self.pid)
+            value = untouched_heap(self.pid)
+            if value is None:  # gone: the figure read before still holds (too large, never too small)
+                return self.value if self.read_at is not None else None
+            self.value = value
             self.read_at = now
         return self.value

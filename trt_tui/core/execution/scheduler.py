@@ -42,6 +42,9 @@ class AlreadyBuilding(RuntimeError):
     cancelled). The message is one line for the user."""
 
 
+PUMP_INTERVAL = 0.025  # seconds between two deliveries of the builds' events (see `Scheduler`)
+
+
 def _engine_of(spec: BuildSpec) -> str | None:
     """The engine a build writes, as one key for every way of naming it; None where it writes none of
     ours (a build another program makes, observed by `trt-tui run`)."""
@@ -68,10 +71,11 @@ class Scheduler:
         self,
         max_jobs: int = 2,
         executor: Executor | None = None,
-        pump_interval: float = 0.025,
+        pump_interval: float = PUMP_INTERVAL,
         cache: EngineCache | None = None,
         admission: Admission | None = None,
         gpus: GpuSlots | None = None,
+        numbers: Callable[[BuildSpec], int] | None = None,
     ) -> None:
         """With a `cache`, a job whose engine is current ends SKIPPED without building. With `gpus`,
         a build that needs a GPU waits for one of its own, and those behind it that are not
@@ -80,7 +84,11 @@ class Scheduler:
         `pump_interval`: how often the buffers are drained. An event waits up to one interval, then
         for the subscriber (the app's repaint); the default keeps the newest state on screen soon
         after it happens at no cost in throughput (BENCHMARKS.md, latency), and bounds how often the
-        app repaints."""
+        app repaints.
+
+        `numbers(spec)`: the number of a build queued now, its job id. With a history, the history gives
+        it (`history.numbering`), so a build is the same `#N` in the app, its JSON, its record and its
+        bundle; without one, builds are numbered from 1 in this scheduler only."""
         if max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
         self.max_jobs = max_jobs
@@ -91,7 +99,8 @@ class Scheduler:
         self.gpus = gpus
         self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
         self.jobs: dict[int, BuildJob] = {}
-        self._ids = itertools.count(1)
+        counter = itertools.count(1)
+        self.numbers: Callable[[BuildSpec], int] = numbers or (lambda spec: next(counter))
         self._queue: deque[BuildJob] = deque()
         self._running: set[int] = set()
         self._undelivered: list[BuildJob] = []
@@ -135,7 +144,7 @@ class Scheduler:
             if earlier is not None and not earlier.token.cancelled:
                 raise AlreadyBuilding(f"{spec.output}: already building (#{earlier.id} {earlier.spec.model.name});"
                                       " one build per engine at a time")
-            job = BuildJob(next(self._ids), spec, forecast=forecast)
+            job = BuildJob(self.numbers(spec), spec, forecast=forecast)
             self.jobs[job.id] = job
             self._undelivered.append(job)
             job.queued()
@@ -184,7 +193,7 @@ class Scheduler:
         with self._lock:
             if self._closed:
                 raise RuntimeError("scheduler is shut down")
-            job = BuildJob(next(self._ids), spec)
+            job = BuildJob(self.numbers(spec), spec)
             self.jobs[job.id] = job
             self._followed[job.id] = pid or 0
             job.queued()  # what it is, as every build's first event says it

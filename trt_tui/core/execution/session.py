@@ -16,7 +16,7 @@ from .executor import DEFAULT_CANCEL_GRACE, Executor
 from .executor_registry import make_executor
 from .gpu_slots import GpuSlots
 from .memory_guard import MemoryGuard
-from .scheduler import Scheduler
+from .scheduler import PUMP_INTERVAL, Scheduler
 from .scheduler_protocol import BuildScheduler
 
 if TYPE_CHECKING:
@@ -83,17 +83,20 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     if slots is not None and slots.pins:
         executor_obj.pin_gpus(slots.pin_env)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
-                          **({} if pump_interval is None else {"pump_interval": pump_interval}))
+                          pump_interval=PUMP_INTERVAL if pump_interval is None else pump_interval)
     if memory_limit is not None:
         sweep()  # build cgroups a killed trt-tui left behind
     session = Session(scheduler)
     if record_history:
         try:
+            from ..history.numbering import HistoryNumbers
             from ..history.recorder import HistoryRecorder
             from ..history.records import History, history_path
 
             records = session.history = History(history_path(history))
-            recorder = session.recorder = HistoryRecorder(records)
+            scheduler.numbers = HistoryNumbers(records)  # a build's number is its history id
+            recorder = session.recorder = HistoryRecorder(records, numbered=True,
+                                                          trace=str(Path(trace).absolute()) if trace else None)
             guard.history = records  # forecasts come from the builds it measured
             scheduler.subscribe(recorder)
             session.closers += [(recorder.close, False), (records.close, False)]
@@ -102,7 +105,9 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
             # the process executor's spare reserves what recent builds needed (others ignore it)
             executor_obj.seed_reserve(records.recent_heaps(REMEMBER))
         except Exception as exc:  # history is a convenience: an unwritable store must not stop builds
-            print(f"trt-tui: build history disabled: {exc}", file=sys.stderr)
+            from ..history.numbering import LOCAL_NUMBERS
+
+            print(f"trt-tui: build history disabled: {exc}; {LOCAL_NUMBERS}", file=sys.stderr)
     if trace:
         from ..observe.trace import TraceWriter
 

@@ -3,8 +3,9 @@
 Everything comes from the build's history record (its options, fingerprint, vitals, error), from
 this host as it is now (versions, memory, the GPU through NVML where the driver is there), and from
 files still where the build left them: the model (or only its hash and input shapes), the engine's
-sidecar. The history keeps no log and no trace path, so those come in only where the user names the
-files (`--log`, `--trace`); the manifest says which are missing and why.
+sidecar. The history keeps the build's log, its stacks and its trace's path (`kept`), within its
+limit: a bundle made later holds what the app's `b` would, and `--log`, `--trace` name files in their
+place; the manifest says which are missing and why.
 
 Nothing else of the user's goes in: no environment variable is read into it, and the home directory
 is written `~` in every text member, so the only path left is the model's, relative to home. The
@@ -47,6 +48,7 @@ GZIP_NAME = b"trt-tui-bundle.tar"  # the name in the gzip header of every bundle
 _HEADER = b"\x1f\x8b\x08"  # gzip magic and deflate
 _FNAME = 0x08  # gzip flag: a file name follows the fixed header
 _FIXED_HEADER = 10
+API_PROGRAM = "api: "  # how the record of a `trt_tui.observe` build names its program (`api.observation`)
 
 
 def bundle_written_by_us(path: Path) -> bool:
@@ -110,13 +112,16 @@ def _shapes_text(shapes: dict, index: int) -> str:
     return ",".join(f"{name}:" + "x".join(str(d) for d in triple[index]) for name, triple in sorted(shapes.items()))
 
 
-def rebuild_command(record: BuildRecord) -> list[str]:
-    """`trt-tui build MODEL` with the options the record holds (the engine goes to its default path:
-    the history does not record where it was written)."""
+def rebuild_command(record: BuildRecord, output: str | None = None) -> list[str]:
+    """`trt-tui build MODEL --force` with the options the record holds, to `output` where the history
+    kept where the engine went (else its default path). `--force`: the engine built then is current,
+    and without it the command would only say "up to date"."""
     from ..build.backend import CHOICES
 
     options = record.options
-    argv = ["trt-tui", "build", record.model]
+    argv = ["trt-tui", "build", record.model, "--force"]
+    if output:
+        argv += ["-o", output]
     if record.backend in CHOICES:
         argv += ["--backend", record.backend]
     if options.get("workspace"):
@@ -175,6 +180,8 @@ class BundleInput:
     log: Path | None = None  # a saved log of the build, where the user has one
     log_lines: list[str] | None = None  # the build's log as the app holds it (in place of `log`)
     trace: Path | None = None  # a trace trt-tui wrote of the build, where the user has one
+    stacks: list[str] | None = None  # the stacks taken while it ran, as the history kept them
+    output: str | None = None  # where its engine was to be written, as the history kept it
 
 
 class _Members:
@@ -264,11 +271,12 @@ def _engine_part(members: _Members, record: BuildRecord) -> None:
 def _log_part(members: _Members, log: Path | None, lines: list[str] | None = None) -> None:
     if lines is not None:
         members.text("log.txt", "\n".join(fold_repeats(lines)) + "\n",
-                     "the build's log, as the app kept it, runs of one repeated line folded with a count")
+                     "the build's log, as trt-tui kept it, runs of one repeated line folded with a count")
         return
     if log is None:
-        members.notes.append("log: the history keeps no logs; pass --log FILE (a saved log of this build) to"
-                             " add one. The record's error, if any, is in build.json")
+        members.notes.append("log: not kept by the history (off, or dropped by its limit: $TRT_TUI_HISTORY_LOGS);"
+                             " pass --log FILE (a saved log of this build) to add one. The record's error, if"
+                             " any, is in build.json")
         return
     text = log.read_text(encoding="utf-8", errors="replace")
     members.text("log.txt", "\n".join(fold_repeats(text.splitlines())) + "\n",
@@ -277,8 +285,8 @@ def _log_part(members: _Members, log: Path | None, lines: list[str] | None = Non
 
 def _trace_part(members: _Members, trace: Path | None) -> None:
     if trace is None:
-        members.notes.append("trace: the history records no trace path; pass --trace FILE to add the"
-                             " Perfetto/Chrome trace of this build")
+        members.notes.append("trace: none recorded for this build (it was not built with --trace, or the file"
+                             " is gone); pass --trace FILE to add the Perfetto/Chrome trace of this build")
         return
     members.text("trace.json", trace.read_text(encoding="utf-8", errors="replace"),
                  "the Perfetto/Chrome trace-event file trt-tui wrote (--trace)")
@@ -287,12 +295,18 @@ def _trace_part(members: _Members, trace: Path | None) -> None:
 def assemble(given: BundleInput, home: str | None = None) -> _Members:
     record = given.record
     members = _Members(str(Path.home()) if home is None else home)
-    argv = rebuild_command(record)
+    argv = rebuild_command(record, given.output)
     command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
-    if record.program:  # observed in another program: its options are that program's, unknown here
+    if record.program and record.program.startswith(API_PROGRAM) and not Path(record.model).is_file():
+        # `trt_tui.observe` sees the builder config, not the ONNX file the caller parsed: its record's
+        # "model" is the script's or notebook's name, which no command could build
+        command = (f"# built by {record.program[len(API_PROGRAM):]} through trt_tui.observe, which does not see the"
+                   " ONNX file it parsed: no trt-tui command rebuilds it")
+    elif record.program:  # observed in another program: its options are that program's, unknown here
         command = (f"# built inside {record.program}, whose build options trt-tui does not know; this builds"
                    f" the same model with trt-tui's defaults\n{command}")
-    members.text("command.txt", command + "\n", "the command that rebuilds the engine (default engine path)")
+    members.text("command.txt", command + "\n", "the command that rebuilds the engine the same way (--force: the engine"
+                 " built then is current)")
     members.json("build.json", {
         **record.as_json(), "model_hash": record.model_hash, "options": record.options,
         "backend_version": record.backend_version, "error": record.error, "fingerprint": record.fingerprint,
@@ -319,7 +333,11 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
     _trace_part(members, given.trace)
     _engine_part(members, record)
     _model_part(members, record, given.include_model)
-    members.notes.append("stacks: not kept by the history (a stalled build's stacks are in its log)")
+    if given.stacks:
+        members.text("stacks.txt", "\n\n".join(given.stacks) + "\n",
+                     "the stacks taken while it ran (py-spy: when it went quiet, or asked for)")
+    else:
+        members.notes.append("stacks: none were taken while it ran")
     return members
 
 

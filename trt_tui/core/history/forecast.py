@@ -11,6 +11,12 @@ In order of trust:
    the others (none from two models: a line through two points misses neither, which says nothing);
 3. *unknown*: fewer than two models of different sizes measured.
 
+A measured peak far beyond what the model's size and the history justify is not believed, and left
+out of both (`implausible`; the forecast counts them in `left_out`, and the headless line says so): a
+peak above the largest of every model at least `SIZE_RATIO` times larger, or more than `OWN_RATIO`
+times the median of the same model's other builds. One such peak (a spare's heap reserve counted as
+a 45 KiB MNIST's, 1.1 GiB) would otherwise be the forecast of every later build of that model.
+
 The forecast's error against the measured peak goes into the history with the build
 (`forecast_fields`), so how good the forecasts are can be read back (`trt-tui history --json`).
 """
@@ -24,6 +30,8 @@ from ..build.payloads import Forecast
 
 SAME_MODEL_FROM = 3  # newest builds of the same model and options whose largest peak is the forecast
 FIT_FROM = 200  # newest measured builds the line is fitted to
+SIZE_RATIO = 10  # a model this many times larger that peaked lower makes a peak implausible
+OWN_RATIO = 2.0  # a peak this many times the median of the model's other builds is implausible
 
 
 UNKNOWN = Forecast(None, "unknown")
@@ -48,16 +56,39 @@ def forecast(measured: list[tuple], content_hash: str | None, options: dict, siz
     """`measured`: (model hash, options as stored, model bytes, peak bytes) of successful builds,
     newest first (`History.measured_peaks`)."""
     key = options_key(options)
-    same = [peak for h, opts, _, peak in measured if content_hash and h == content_hash and opts == key]
+    flags = [implausible(row, measured) for row in measured]
+    believed = [row for row, out in zip(measured, flags) if not out]
+    # Only this model's own peaks left out are news to its forecast; others' only move the line a little.
+    own_left_out = sum(1 for row, out in zip(measured, flags)
+                       if out and content_hash and row[0] == content_hash and row[1] == key)
+    same = [peak for h, opts, _, peak in believed if content_hash and h == content_hash and opts == key]
     if same:
-        return Forecast(max(same[:SAME_MODEL_FROM]), "same model", model_bytes=size)
+        return Forecast(max(same[:SAME_MODEL_FROM]), "same model", model_bytes=size, left_out=own_left_out)
     if size is None:
         return UNKNOWN
-    fitted = fit(measured)
+    fitted = fit(believed)
     if fitted is None:
-        return Forecast(None, "unknown", model_bytes=size)
+        return Forecast(None, "unknown", model_bytes=size, left_out=own_left_out)
     base, ratio, spread = fitted
-    return Forecast(int(base + ratio * size), "fitted", spread, size)
+    return Forecast(int(base + ratio * size), "fitted", spread, size, left_out=own_left_out)
+
+
+def implausible(row: tuple, measured: list[tuple]) -> bool:
+    """Whether the peak of `row` (as `measured`'s) is beyond what its model's size and the history
+    justify: above the peak of every model at least `SIZE_RATIO` times larger (and there is one), or
+    above `OWN_RATIO` times the median of the same model's other builds (there are two or more)."""
+    content_hash, _, size, peak = row
+    if not peak:
+        return False
+    if size:
+        larger = [p for h, _, s, p in measured if s and p and h != content_hash and s >= SIZE_RATIO * size]
+        if larger and peak > max(larger):
+            return True
+    if content_hash:
+        own = sorted(p for other in measured if other is not row and other[0] == content_hash and (p := other[3]))
+        if len(own) >= 2 and peak > OWN_RATIO * own[len(own) // 2]:
+            return True
+    return False
 
 
 def _line(points: list[tuple[int, int]]) -> tuple[float, float] | None:

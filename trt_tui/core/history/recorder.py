@@ -15,9 +15,11 @@ import time
 from collections.abc import Callable
 
 from ..build.backend import loaded_backend
-from ..build.events import State
+from ..build.events import Log, StackDump, State
+from ..build.log_store import LogStore
 from ..build.tracker import BuildTracker, Trackers
 from .forecast import forecast_fields
+from .kept import Kept
 from .records import BUSY_TIMEOUT, History, HistoryError
 
 __all__ = ["HistoryRecorder"]
@@ -72,20 +74,27 @@ class HistoryRecorder:
     raises: the first error is printed to stderr, later ones are only counted in `errors`.
 
     `backend_info` and `model_hash` replace what the events say of a build's backend (name, version)
-    and its model's hash."""
+    and its model's hash. `numbered`: the jobs' ids were taken from this history (`numbering`), and
+    each record is written under its job's id."""
 
     def __init__(
         self,
         history: History,
         backend_info: Callable[[BuildTracker], tuple[str, str]] | None = None,
         model_hash: Callable[[BuildTracker], str | None] | None = None,
+        numbered: bool = False,
+        trace: str | None = None,
     ) -> None:
         self.history = history
+        self.numbered = numbered  # job ids are history ids (`numbering`): each record keeps its job's
         self.backend_info = backend_info
         self.model_hash = model_hash
         self.errors = 0
         self.recorded: dict[int, int] = {}  # job id -> record id, for the most recent jobs
+        self.trace = trace  # the trace file the session writes the builds' phases to
         self._builds = Trackers()
+        self._logs: dict[int, LogStore] = {}  # each running build's log lines, kept with its record
+        self._stacks: dict[int, list[str]] = {}
         self._lock = threading.Lock()
         self._retry_lock = threading.Lock()
         self._drained = threading.Condition(self._retry_lock)
@@ -97,20 +106,40 @@ class HistoryRecorder:
         try:
             with self._lock:
                 build = self._builds.fold(job, events)
+                self._keep(job, events)
                 if build.final is None:
                     return
                 self._builds.forget(job)
+                logs, stacks = self._logs.pop(job, None), self._stacks.pop(job, [])
                 if build.is_build:
-                    self._record(build)
+                    self._record(build, logs, stacks)
         except Exception as exc:
             self._report(exc)
 
-    def _record(self, build: BuildTracker) -> None:
+    def _keep(self, job: int, events: list) -> None:
+        """The build's log lines (every one, at the level it logged: a `LogStore` spills the older ones
+        of a long log to disk) and its stacks, for its record."""
+        for event in events:
+            kind = type(event)
+            if kind is Log:
+                store = self._logs.get(job)
+                if store is None:
+                    store = self._logs[job] = LogStore()
+                store.append(event)
+            elif kind is StackDump:
+                self._stacks.setdefault(job, []).append(f"{event.t:8.3f} stacks of process {event.pid}\n{event.text}")
+
+    def _record(self, build: BuildTracker, logs: LogStore | None = None, stacks: list[str] | None = None) -> None:
         fields = record_of(build)
+        spec = build.spec
+        fields["kept"] = Kept(list(logs.text_lines()) if logs is not None else [], stacks or [], self.trace,
+                              (spec.output or None) if spec is not None else None)
         if self.backend_info is not None:
             fields["backend"], fields["backend_version"] = self.backend_info(build)
         if self.model_hash is not None:
             fields["model_hash"] = self.model_hash(build)
+        if self.numbered:
+            fields["record_id"] = build.job
         self._write(build.job, fields)
 
     def _write(self, job: int, fields: dict) -> None:

@@ -27,14 +27,16 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ..build.events import State
+from . import kept as kept_table
+from .build_record import BuildRecord, loads
 from .estimates import EXPECTED_FROM, median_phases
 from .ownership import refusal, stamp
 
-__all__ = ["SCHEMA_VERSION", "BuildRecord", "ForeignFile", "History", "HistoryError", "default_path"]
+__all__ = ["RESERVED", "SCHEMA_VERSION", "BuildRecord", "ForeignFile", "History", "HistoryError", "default_path"]
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a record waits for another writer before it is given up
@@ -77,14 +79,20 @@ _ADDED_COLUMNS: dict[str, str] = {
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
+    "build_logs": kept_table.TABLE,  # each build's log, stacks and trace path (`kept`)
 }
 
-_FIELDS = ", ".join([
+_FIELD_NAMES = [
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
     "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes",
-])
+]
+_FIELDS = ", ".join(_FIELD_NAMES)
 _COLUMNS = "id, " + _FIELDS
+# The state of a row whose build is queued or under way: its number is taken (`reserve`), its record
+# not written yet. Readers never see such rows; one a session that died left behind stays a gap.
+RESERVED = "reserved"
+_SHOWN = f"state != '{RESERVED}'"
 
 
 class HistoryError(Exception):
@@ -119,69 +127,6 @@ def _absolute(model: str | Path) -> str:
     return str(Path(model).expanduser().resolve())
 
 
-def _loads(text: str | None) -> dict:
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-@dataclass(frozen=True)
-class BuildRecord:
-    id: int
-    model: str  # absolute path
-    model_hash: str | None
-    options: dict
-    backend: str
-    backend_version: str
-    state: str
-    error: str | None
-    started: float  # unix time
-    duration: float  # seconds
-    engine_bytes: int | None
-    phases: dict[str, float]  # phase path ("Building engine/Optimizing graph") -> seconds
-    fingerprint: dict | None = None  # what it was built from (core.cache.fingerprint); None before they existed
-    peak_rss_bytes: int | None = None  # the build's process at its largest (vitals)
-    cpu_seconds: float | None = None  # CPU time the build's process used
-    program: str | None = None  # the program `trt-tui run` observed it in; None: trt-tui built it
-    heap_bytes: int | None = None  # heap its build process needed (process executor only)
-    model_bytes: int | None = None  # the model's size with its external data
-    forecast_bytes: int | None = None  # its peak memory as forecast before it started
-    forecast_error_bytes: int | None = None  # measured peak minus forecast
-
-    @property
-    def name(self) -> str:
-        """The model's file name."""
-        return Path(self.model).name
-
-    @property
-    def succeeded(self) -> bool:
-        return self.state == State.SUCCEEDED.value
-
-    @classmethod
-    def _from_row(cls, row: tuple) -> BuildRecord:
-        id_, model, model_hash, options, backend, version, state, error, started, duration, size, phases = row[:12]
-        fingerprint = _loads(row[12]) or None
-        peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast, forecast_error = row[13:20]
-        return cls(
-            id=id_, model=model, model_hash=model_hash, options=_loads(options), backend=backend,
-            backend_version=version, state=state, error=error, started=started, duration=duration,
-            engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
-            fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
-            heap_bytes=heap_bytes, model_bytes=model_bytes, forecast_bytes=forecast,
-            forecast_error_bytes=forecast_error,
-        )
-
-    def as_json(self) -> dict:
-        """The `trt-tui history --json` object of this build."""
-        return {"id": self.id, "model": self.model, "state": self.state, "started": self.started,
-                "duration": self.duration, "engine_bytes": self.engine_bytes,
-                "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
-                "cpu_seconds": self.cpu_seconds, "program": self.program, "forecast_bytes": self.forecast_bytes,
-                "forecast_error_bytes": self.forecast_error_bytes}
-
-
 class History:
     """One connection to the history file; safe to share between threads (calls are serialised)."""
 
@@ -191,6 +136,10 @@ class History:
         self.path = Path(path).expanduser() if path is not None else default_path()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        try:
+            self.kept_limit = kept_table.KeptLimit.from_env()  # how much of the builds' logs is kept
+        except ValueError as exc:
+            raise HistoryError(str(exc)) from None
         if self.path.is_dir():
             raise HistoryError(f"{self.path}: is a directory, not a build history database")
         if not create and not self.path.exists():
@@ -291,14 +240,29 @@ class History:
 
     # -- writing ------------------------------------------------------------------------------
 
+    def reserve(self, model: str | Path) -> int:
+        """A number for a build queued now, taken from the history (the next id, whoever writes the
+        file): the build is `#N` from the moment it is queued, and its record (`record(record_id=N)`)
+        is history build N."""
+        with self._lock:
+            cursor = self._conn().execute(
+                "INSERT INTO builds (model, options, backend, backend_version, state, started, duration, phases)"
+                " VALUES (?, '{}', '', '', ?, ?, 0, '{}')", (_absolute(model), RESERVED, time.time()))
+            rowid = cursor.lastrowid
+            assert rowid is not None
+            return rowid
+
     def record(
         self, *, model: str | Path, model_hash: str | None, options: dict, backend: str, backend_version: str,
         state: State | str, error: str | None, started: float, duration: float, engine_bytes: int | None,
         phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
         model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
+        record_id: int | None = None, kept: kept_table.Kept | None = None,
     ) -> int:
-        """Add one build; returns its id."""
+        """Add one build; returns its id. `record_id`: the number `reserve` gave it, which it keeps
+        (where that number is free, else it gets the next). `kept`: its log, stacks and trace path,
+        kept within `kept_limit`."""
         model_digests = None
         if fingerprint is not None and isinstance(fingerprint.get("model"), dict) and fingerprint["model"].get("hash"):
             model_digests = (fingerprint["model"]["hash"], json.dumps(fingerprint["model"]))
@@ -314,12 +278,30 @@ class History:
             db = self._conn()
             if model_digests is not None:
                 db.execute("INSERT OR IGNORE INTO model_digests (hash, model) VALUES (?, ?)", model_digests)
-            cursor = db.execute(
-                f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row
-            )
-            rowid = cursor.lastrowid
-            assert rowid is not None  # an INSERT that returned inserted a row
+            rowid = self._write_row(db, row, record_id)
+            if kept is not None:
+                kept_table.store(db, rowid, kept, self.kept_limit)
             return rowid
+
+    def _write_row(self, db: sqlite3.Connection, row: tuple, record_id: int | None) -> int:
+        if record_id is not None:
+            sets = ", ".join(f"{name} = ?" for name in _FIELD_NAMES)
+            if db.execute(f"UPDATE builds SET {sets} WHERE id = ? AND state = ?",
+                          (*row, int(record_id), RESERVED)).rowcount:
+                return int(record_id)
+            if db.execute("SELECT 1 FROM builds WHERE id = ?", (int(record_id),)).fetchone() is None:
+                db.execute(f"INSERT INTO builds (id, {_FIELDS}) VALUES ({', '.join('?' * (len(row) + 1))})",
+                           (int(record_id), *row))
+                return int(record_id)
+        cursor = db.execute(f"INSERT INTO builds ({_FIELDS}) VALUES ({', '.join('?' * len(row))})", row)
+        rowid = cursor.lastrowid
+        assert rowid is not None  # an INSERT that returned inserted a row
+        return rowid
+
+    def kept(self, record_id: int) -> kept_table.Kept | None:
+        """Build `record_id`'s log, stacks and trace path, where the history still keeps them."""
+        with self._lock:
+            return kept_table.load(self._conn(), record_id)
 
     def _with_digests(self, db: sqlite3.Connection, records: list[BuildRecord]) -> list[BuildRecord]:
         """Put each fingerprint's model digests back from `model_digests` (one query per model hash)."""
@@ -334,7 +316,7 @@ class History:
             h = model["hash"]
             if h not in found:
                 row = db.execute("SELECT model FROM model_digests WHERE hash = ?", (h,)).fetchone()
-                found[h] = _loads(row[0]) if row is not None else model
+                found[h] = loads(row[0]) if row is not None else model
             out.append(replace(rec, fingerprint={**fingerprint, "model": found[h]}))
         return out
 
@@ -353,7 +335,7 @@ class History:
             db = self._conn()
             where, params = self._model_clause(db, model) if model is not None else ("1", ())
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM builds WHERE {where}{extra}"
+                f"SELECT {_COLUMNS} FROM builds WHERE {where} AND {_SHOWN}{extra}"
                 " ORDER BY started DESC, id DESC LIMIT ?",
                 (*params, max(0, int(limit))),
             ).fetchall()
@@ -386,7 +368,7 @@ class History:
     def get(self, record_id: int) -> BuildRecord | None:
         with self._lock:
             db = self._conn()
-            row = db.execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ?", (int(record_id),)).fetchone()
+            row = db.execute(f"SELECT {_COLUMNS} FROM builds WHERE id = ? AND {_SHOWN}", (int(record_id),)).fetchone()
             return self._with_digests(db, [BuildRecord._from_row(row)])[0] if row is not None else None
 
     def previous(self, record: BuildRecord) -> BuildRecord | None:

@@ -152,7 +152,7 @@ class ProcessProbe:
     (a spare's untouched reserve, `own_memory.HeldBack`), taken off its RSS and peak."""
 
     def __init__(self, pid: int, own: bool, cpu_before: float | None = None,
-                 held: Callable[[bool], int] | None = None) -> None:
+                 held: Callable[[bool], int | None] | None = None) -> None:
         import psutil
 
         self.pid = pid
@@ -186,6 +186,8 @@ class ProcessProbe:
         if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
             return None  # exited: nothing left to read
         held = self.held(final) if self.held is not None else 0
+        if held is None:
+            return None  # gone before its reserve could be read: its RSS would count the reserve as its own
         rss = max(0, rss - held)
         self.peak_rss = max(self.peak_rss, rss)
         if self.own:
@@ -248,11 +250,17 @@ class VitalsWatch:
     Events of the build pass through `sink` (use it in place of the job's sink), unchanged: callbacks
     are noted (one attribute store), and the final state gets a last sample just before it. `t0` is the build's start on the monotonic clock; the process executor moves it when the
     child says when its build started. `cpu_before` and `held` as for `ProcessProbe`.
+
+    `from_start`: no reading until `begin()`. A spare process is the build's only from the moment it
+    says its build started: before that it may still be faulting its reserve in (the job came in the
+    middle of it), its high-water mark is the spare's, and its reserve is not yet marked untouched,
+    so a reading then would count the whole reserve as the build's RSS and peak.
     """
 
     def __init__(self, job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig, *,
                  own_process: bool, t0: float | None = None, clock: Callable[[], float] = time.monotonic,
-                 cpu_before: float | None = None, held: Callable[[bool], int] | None = None) -> None:
+                 cpu_before: float | None = None, held: Callable[[bool], int | None] | None = None,
+                 from_start: bool = False) -> None:
         self.job = job
         self.pid = pid
         self.config = config
@@ -273,6 +281,16 @@ class VitalsWatch:
         self._gpu: GpuActivity | None = None  # the process's `GpuActivity`, once the first reading asked NVML
         self._thread: threading.Thread | None = None
         self._finished = False
+        self._begun = not from_start
+
+    def begin(self) -> None:
+        """The build has started in the watched process (its peak was reset): readings count from now,
+        the first one at once (a later one that finds the process gone falls back on its figures)."""
+        self._begun = True
+        try:
+            self.sample()
+        except Exception:  # telemetry must never end a build
+            pass
 
     # -- the build's side (any thread) ---------------------------------------------------------------
 
@@ -322,6 +340,8 @@ class VitalsWatch:
         with self._lock:
             if at is None and self._finished:
                 return None  # the build's last reading is taken: none may come after it
+            if not self._begun:
+                return None  # still the spare's memory, not the build's (`from_start`)
             try:
                 if self._probe is None:
                     self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
@@ -369,13 +389,13 @@ class VitalsWatch:
 
 def watch_build(job: int, pid: int, sink: Callable[[Event], None], config: VitalsConfig | None, *,
                 own_process: bool, t0: float | None = None, cpu_before: float | None = None,
-                held: Callable[[bool], int] | None = None) -> VitalsWatch | None:
+                held: Callable[[bool], int | None] | None = None, from_start: bool = False) -> VitalsWatch | None:
     """A started watch, or None where vitals are off or psutil cannot read the process."""
     if config is None or not config.enabled:
         return None
     try:
         return VitalsWatch(job, pid, sink, config, own_process=own_process, t0=t0, cpu_before=cpu_before,
-                           held=held).start()
+                           held=held, from_start=from_start).start()
     except Exception:
         return None
 

@@ -1,7 +1,7 @@
 """A modal panel: what differs between a finished build and the previous successful build of its model.
 
-The builds are named as the app shows them (`#N`, the builds list's numbers) with their times; the
-history's own ids, which `trt-tui history` lists, appear nowhere on the app's screen.
+The builds are named as the app shows them (`#N`): a build's number is its history id, the one
+`trt-tui history` lists (`history.numbering`), in this session or an earlier one.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ class NothingToCompare(Exception):
 
 def diff_of_build(history: History | None, recorded: dict[int, int], job: int, reason: str | None) -> DiffPanel:
     """The panel for the app's build `job`, against the build of its model that succeeded before it.
-    `recorded` maps the app's build numbers to their history ids (the recorder's); an earlier build
-    that is not among them ran before this app and is named by its time alone."""
+    `recorded` maps the app's build numbers to their history ids (the recorder's: the same numbers,
+    `history.numbering`); an earlier session's build is named by its history id."""
     record_id = recorded.get(job)
     if history is None or record_id is None or (record := history.get(record_id)) is None:
         raise NothingToCompare("This build is not in the build history")
@@ -33,7 +33,7 @@ def diff_of_build(history: History | None, recorded: dict[int, int], job: int, r
     if previous is None:
         raise NothingToCompare(f"No earlier successful build of {record.name} to compare with")
     shown_as = {history_id: number for number, history_id in recorded.items()}
-    before = f"#{shown_as[previous.id]}" if previous.id in shown_as else "an earlier run's build"
+    before = f"#{shown_as.get(previous.id, previous.id)}"  # a build's number is its history id
     return DiffPanel(compare(previous, record), reason, labels=(before, f"#{job}"))
 
 
