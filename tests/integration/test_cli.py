@@ -554,7 +554,7 @@ def test_help_lists_every_subcommand_and_fits_the_terminal(cli_env, trt_tui_comm
 
     top = run("100", "-h")
     assert top.returncode == 0, top.stderr
-    assert "Subcommands: build, watch, history, bundle, run, samples, serve, hook, trust " in " ".join(top.stdout.split())
+    assert "Subcommands: build, watch, history, bundle, run, samples, serve, hook, trust, cpp " in " ".join(top.stdout.split())
     for name in ("build", "watch", "history", "bundle", "run", "samples", "serve", "hook", "trust"):
         shown = {}
         for columns in ("60", "132"):

@@ -56,7 +56,8 @@ class Tally(Renderer):
             build.apply(event)
 
     def close(self):
-        self._write([f"tally: {len(self.builds)} build(s), {self.build(1).state.value}"])
+        states = ", ".join(build.state.value for build in self.builds)
+        self._write([f"tally: {len(self.builds)} build(s), {states}"])
 '''
 
 

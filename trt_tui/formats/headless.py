@@ -131,6 +131,9 @@ class JsonRenderer(Renderer):
     def message(self, text: str) -> None:
         self._write([protocol.encode({"event": "message", "message": text})])
 
+    def remark(self, text: str) -> None:
+        pass  # every line a program reads is a build's record
+
     def failed(self, build: BuildTracker) -> None:
         pass  # its final state says so
 

@@ -75,6 +75,11 @@ class Renderer:
         """A line from the command itself (cancelling…, errors), shown in order with the builds'."""
         self._write([text])
 
+    def remark(self, text: str) -> None:
+        """A line for a person reading the run (what `--jobs auto` picked), not a fact of a build: a
+        format for programs, whose every record is a build's, leaves it out."""
+        self.message(text)
+
     def failed(self, build: BuildTracker) -> None:
         """A build that failed, said once more after all of them ended, on stderr: the line a person
         looks for."""

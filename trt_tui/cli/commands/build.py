@@ -85,7 +85,7 @@ def _build_models(args, settings, executor) -> int:
 
         buildable = longest_first_by_history(buildable, session.history)
         if settings.auto_jobs is not None:
-            renderer.message(f"trt-tui: {settings.auto_jobs.text()}")
+            renderer.remark(f"trt-tui: {settings.auto_jobs.text()}")
     output_of = dict(zip(models, outputs))
 
     def cancel_everything(name: str) -> None:
