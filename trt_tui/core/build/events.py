@@ -126,6 +126,10 @@ class StateChanged:
     key: dict | None = None  # on a final state: the engine cache key it was (or would be) stored under
     fingerprint: dict | None = None  # on a final state: `Fingerprint.as_dict`; not in the JSON form (the
     # model's digests can be hundreds of KB: the JSON form has `key`)
+    # on a final state, where a shared cache (--cache URL) was asked: {"result": "hit" | "miss", "key": the
+    # store's name for `key`, "url", "bytes_fetched", "bytes_stored", "saved_seconds"}; a hit ends SKIPPED
+    # (no build ran: older readers see what they always saw) with a detail saying "fetched from ..."
+    cache: dict | None = None
 
     event = "state"
 

@@ -47,6 +47,7 @@ class BuildJob:
     thread: threading.Thread | None = None
     delivered: threading.Event = field(default_factory=threading.Event)
     fingerprint: Fingerprint | None = None  # what it is built from, once the cache has looked
+    cache: dict | None = None  # what the shared cache did for it (`shared_cache.CacheReport.as_dict`)
     reason: str | None = None  # why it builds: said on the build's first state
     forecast: Forecast | None = None  # its peak memory, forecast when it was submitted (`forecast`)
     summary: StateChanged | None = None  # its first event: what was queued
@@ -123,6 +124,7 @@ class BuildJob:
             heap_bytes=outcome.heap_bytes,
             key=fingerprint.key() if fingerprint is not None else None,
             fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
+            cache=self.cache,
         )
         self._said_start = True
         self.buffer.push(final)

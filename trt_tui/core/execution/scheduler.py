@@ -16,8 +16,9 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..build.driver import BuildSpec, Outcome
 from ..build.events import Event, State, StateChanged
@@ -28,6 +29,9 @@ from .executors import ThreadExecutor
 from .gpu_slots import GpuSlots
 from .job import BuildJob
 from .scheduler_protocol import BuildScheduler
+
+if TYPE_CHECKING:  # made by the session only where --cache names a store
+    from ..cache.shared_cache import SharedCache
 
 Subscriber = Callable[[int, list[Event]], None]
 """Called with a job's id and its events since the last call: the events are all a consumer sees of a
@@ -71,10 +75,12 @@ class Scheduler:
         cache: EngineCache | None = None,
         admission: Admission | None = None,
         gpus: GpuSlots | None = None,
+        shared: SharedCache | None = None,
     ) -> None:
         """With a `cache`, a job whose engine is current ends SKIPPED without building. With `gpus`,
         a build that needs a GPU waits for one of its own, and those behind it that are not
-        waiting for one may start meanwhile (`gpu_slots`).
+        waiting for one may start meanwhile (`gpu_slots`). With `shared` too, a build that is not current here
+        fetches its engine from the shared store, or stores the engine it built there (`shared_cache`).
 
         `pump_interval`: how often the buffers are drained. An event waits up to one interval, then
         for the subscriber (the app's repaint); the default keeps the newest state on screen soon
@@ -86,6 +92,7 @@ class Scheduler:
         self.paused = False  # queued builds wait; running ones go on
         self.executor = executor or ThreadExecutor()
         self.cache = cache
+        self.shared = shared if cache is not None else None
         self.admission = admission
         self.gpus = gpus
         self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
@@ -347,6 +354,14 @@ class Scheduler:
             outcome = decision.skip if decision is not None else None
             if decision is not None:
                 job.fingerprint = decision.fingerprint
+            lookup = None
+            if outcome is None and decision is not None and self.shared is not None:
+                assert cache is not None
+                lookup = self.shared.lookup(job.spec, decision, cache)
+                job.fingerprint, outcome = lookup.fingerprint, lookup.skip
+                decision = replace(decision, fingerprint=lookup.fingerprint, deferred=decision.deferred
+                                   and lookup.fingerprint is None)
+                job.cache = lookup.report.as_dict() if lookup.report is not None else None
             if outcome is None:
                 job.reason = decision.reason if decision is not None else None
                 # A build that happens anyway does not wait for the model to be hashed
@@ -362,6 +377,11 @@ class Scheduler:
                 if cache is not None and outcome.state is State.SUCCEEDED and outcome.engine_bytes:
                     if fingerprint is not None:
                         cache.record(job.spec, fingerprint, outcome)
+                        if self.shared is not None:
+                            built_in = time.monotonic() - (job.started or time.monotonic())
+                            kept = self.shared.keep(job.spec, fingerprint, outcome, built_in,
+                                                    lookup.report if lookup is not None else None)
+                            job.cache = kept.as_dict() if kept is not None else job.cache
                     elif taking is not None and taking.changed:
                         cache.record_changed(job.spec, outcome)
             else:
@@ -369,7 +389,8 @@ class Scheduler:
                 built_by = decision.fingerprint  # the engine kept: the backend that built it
                 backend = f"{built_by.backend} {built_by.backend_version}".strip() if built_by is not None else ""
                 job.sink(StateChanged(job.id, 0.0, outcome.state, detail=outcome.detail,
-                                      engine_bytes=outcome.engine_bytes, reason=decision.reason,
+                                      engine_bytes=outcome.engine_bytes,
+                                      reason=decision.reason if lookup is None or lookup.skip is None else "fetched",
                                       backend=backend or None))
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
