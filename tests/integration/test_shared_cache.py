@@ -206,3 +206,33 @@ def test_endpoint_killed_mid_fetch_builds_locally_within_the_wait(tmp_path, mnis
     assert len(said) == 1 and held, err
     assert elapsed < 3 * 2 + 60, elapsed  # one bounded wait (fetch; the store is not asked again) and a build
     assert os.path.getsize(model_b.with_suffix(".engine")) == built["engine_bytes"]
+
+
+def test_a_project_names_a_cache_only_once_trusted_and_the_user_file_names_one(tmp_path, mnist_dir, cli_env,
+                                                                            trt_tui_command):
+    """`cache` routes engines somewhere: a cloned project's file sets it only once trusted; the user's own
+    file sets it as any option."""
+    shared = tmp_path / "shared"
+    env, model = machine(tmp_path, "a", cli_env, mnist_dir)
+    env.pop("TRT_TUI_CONFIG", None)
+    subprocess.run(["git", "init", "-q", str(model.parent)], check=True)
+    (model.parent / "pyproject.toml").write_text(f'[tool.trt-tui]\ncache = "{shared.as_uri()}"\n')
+    result = run_command(trt_tui_command, env, "build", model, "--json", cwd=model.parent, timeout=180)
+    assert result.returncode == 0, result.stderr
+    final = [e for e in json_lines(result.stdout) if e["event"] == "state"][-1]
+    assert final["state"] == "succeeded" and final["cache"] is None and not shared.exists()
+    assert "cache" in result.stderr and "trust" in result.stderr, result.stderr
+    assert run_command(trt_tui_command, env, "trust", model.parent).returncode == 0
+    trusted, _ = build(trt_tui_command, env, model, "--force")  # run from the test's cwd: no project
+    assert trusted["cache"] is None
+    result = run_command(trt_tui_command, env, "build", model, "--json", "--force", cwd=model.parent, timeout=180)
+    final = [e for e in json_lines(result.stdout) if e["event"] == "state"][-1]
+    assert final["cache"]["result"] == "miss" and final["cache"]["bytes_stored"] > 0, result.stderr
+    # the user's own file: another machine fetches with no option given
+    env_b, model_b = machine(tmp_path, "b", cli_env, mnist_dir)
+    env_b.pop("TRT_TUI_CONFIG", None)
+    config = Path(env_b["XDG_CONFIG_HOME"]) / "trt-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'cache = "{shared.as_uri()}"\n')
+    fetched, err = build(trt_tui_command, env_b, model_b)
+    assert fetched["cache"]["result"] == "hit", err
