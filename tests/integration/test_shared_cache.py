@@ -26,6 +26,7 @@ def machine(root: Path, name: str, cli_env: dict[str, str], model_dir: Path) -> 
     env = {**cli_env, "HOME": str(home), **{f"XDG_{d}_HOME": str(home / d.lower()) for d in
                                               ("DATA", "CACHE", "CONFIG", "STATE")}}
     env.pop("TRT_TUI_HISTORY", None)
+    env["TRT_TUI_CACHE"] = str(home / "trt-tui-cache")
     checkout = root / name / "checkout"
     shutil.copytree(model_dir, checkout)
     return env, checkout / "mnist.onnx"
@@ -236,3 +237,38 @@ def test_a_project_names_a_cache_only_once_trusted_and_the_user_file_names_one(t
     config.write_text(f'cache = "{shared.as_uri()}"\n')
     fetched, err = build(trt_tui_command, env_b, model_b)
     assert fetched["cache"]["result"] == "hit", err
+
+
+def test_fetched_engines_are_kept_here_and_pruned_least_recently_used_first(tmp_path, cli_env, trt_tui_command):
+    """A second checkout on the machine that fetched takes the engine from the local side (no store
+    asked: the store is gone); `cache prune --max-size` removes the least recently used first."""
+    shared = tmp_path / "shared"
+    models = tmp_path / "models"
+    models.mkdir()
+    write_samples(models, ["mnist", "resnet50"])
+    builder, _ = machine(tmp_path, "builder", cli_env, models)
+    env, _ = machine(tmp_path, "b", cli_env, models)
+    keys = {}
+    for name in ("resnet50", "mnist"):  # resnet50 used first: the least recently used
+        built, _ = build(trt_tui_command, builder, tmp_path / "builder" / "checkout" / f"{name}.onnx",
+                         "--cache", shared.as_uri())
+        fetched, _ = build(trt_tui_command, env, tmp_path / "b" / "checkout" / f"{name}.onnx",
+                           "--cache", shared.as_uri())
+        assert fetched["cache"]["result"] == "hit"
+        keys[name] = (fetched["cache"]["key"], fetched["engine_bytes"])
+    kept = Path(env["TRT_TUI_CACHE"]) / "engines"
+    assert sorted(p.name for p in kept.glob("*.engine")) == sorted(f"{k}.engine" for k, _ in keys.values())
+    shutil.rmtree(shared)
+    second = tmp_path / "b" / "second"
+    shutil.copytree(models, second)
+    local, err = build(trt_tui_command, env, second / "mnist.onnx", "--cache", shared.as_uri())
+    assert local["state"] == "skipped" and local["detail"].startswith("fetched from the local engine cache"), err
+    assert local["cache"]["result"] == "hit" and local["cache"]["bytes_fetched"] == 0
+    # mnist's engine is the most recently used: a limit it fits in removes resnet50's only
+    result = run_command(trt_tui_command, env, "cache", "prune", "--max-size", f"{keys['mnist'][1] // 1024 + 1}K",
+                         "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["removed"] == 1
+    assert sorted(p.name for p in kept.iterdir()) == [f"{keys['mnist'][0]}.engine", f"{keys['mnist'][0]}.json"]
+    bad = run_command(trt_tui_command, env, "cache", "prune", "--max-size", "lots")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -1,5 +1,7 @@
 """`trt-tui cache stats`: what the shared engine cache did for this machine's builds, from the history
-(each build's final state says hit or miss, its key, the bytes fetched and stored, the time saved)."""
+(each build's final state says hit or miss, its key, the bytes fetched and stored, the time saved).
+`trt-tui cache prune --max-size SIZE`: the engines fetched and kept here (`local_engines`) down to a
+size, least recently used out first."""
 
 from __future__ import annotations
 
@@ -9,12 +11,23 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import EXIT_OK, UsageError
+from ..types import parse_size
 
-HELP = "the shared engine cache's hits, misses, bytes and time saved, per model (from the history)"
+
+def size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except UsageError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (try 500M or 20G)") from None
+
+HELP = "the shared engine cache: its hits, misses and time saved (stats); the local side kept to a size (prune)"
 
 
 def options(c: argparse.ArgumentParser) -> None:
-    c.add_argument("action", choices=("stats",), help="stats: hits, misses, bytes fetched and stored, time saved")
+    c.add_argument("action", choices=("stats", "prune"),
+                   help="stats: hits, misses, bytes fetched and stored, time saved, per model; prune: the engines"
+                        " fetched and kept here, least recently used out first, to --max-size")
+    c.add_argument("--max-size", type=size, metavar="SIZE", help="with prune: keep at most this much, e.g. 20G")
     c.add_argument("--json", action="store_true", help="one JSON object: the totals and each model's")
     c.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
 
@@ -42,6 +55,10 @@ def run(args) -> int:
     from ...core.files.units import human_bytes, human_seconds
     from ...core.history.records import History, HistoryError, default_path, history_path
 
+    if args.action == "prune":
+        return prune(args)
+    if args.max_size is not None:
+        raise UsageError("--max-size goes with `cache prune`")
     path = history_path(args.history) or default_path()
     records = []
     if path.exists() or args.history:
@@ -72,4 +89,21 @@ def run(args) -> int:
     print(line("all models", figures))
     for name, f in sorted(figures["models"].items()):
         print("  " + escaped(line(name, f)))
+    return EXIT_OK
+
+
+def prune(args) -> int:
+    from ...core.cache.local_engines import engines_dir
+    from ...core.cache.local_engines import prune as prune_local
+    from ...core.files.units import human_bytes
+
+    if args.max_size is None:
+        raise UsageError("cache prune needs --max-size SIZE (e.g. 20G; 0 removes every engine kept here)")
+    removed, removed_bytes, left = prune_local(args.max_size)
+    result = {"removed": removed, "removed_bytes": removed_bytes, "kept_bytes": left, "directory": str(engines_dir())}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"removed {removed} engine{'s' * (removed != 1)} ({human_bytes(removed_bytes)}) from"
+              f" {engines_dir()}; {human_bytes(left)} kept")
     return EXIT_OK

@@ -78,12 +78,14 @@ class SharedCache:
             self.store.say(f"{spec.output}: cannot install the fetched engine ({exc}); building")
             return Lookup(None, fingerprint, report)
         finally:
-            Path(fetched.path).unlink(missing_ok=True)
+            if not fetched.kept:
+                Path(fetched.path).unlink(missing_ok=True)
         engine_file.add_key(spec.output, sha256, fingerprint.key(), fingerprint.stamps,
                             fingerprint=fingerprint.as_dict())
         saved = max(0.0, (fetched.build_seconds or 0.0) - fetched.fetch_seconds)
-        report = CacheReport("hit", key, self.store.redacted, bytes_fetched=size, saved_seconds=saved)
-        detail = f"fetched from {self.store.redacted}" + (f" (saved {human_seconds(saved)})" if saved else "")
+        remote = fetched.source != "local"
+        report = CacheReport("hit", key, fetched.source, bytes_fetched=size if remote else 0, saved_seconds=saved)
+        detail = f"fetched from {fetched.source if remote else 'the local engine cache'}" + (f" (saved {human_seconds(saved)})" if saved else "")
         return Lookup(Outcome(State.SKIPPED, detail=detail, engine_bytes=size, engine_sha256=sha256),
                       fingerprint, report)
 

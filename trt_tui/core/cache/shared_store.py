@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..build.sidecar import CHUNK
+from . import local_engines
 
 __all__ = ["DEFAULT_TIMEOUT", "Fetched", "SharedStore", "StoreError", "cache_key_hex", "check_url"]
 
@@ -72,6 +73,8 @@ class Fetched:
     engine_sha256: str
     build_seconds: float | None  # how long its build took where it was built
     fetch_seconds: float
+    source: str  # where it came from: the store's URL, or "local" (`local_engines`)
+    kept: bool = False  # `path` is the local side's copy (`local_engines`), else a temporary to remove
 
 
 def _sha256_of(path: Path) -> str:
@@ -147,12 +150,22 @@ class SharedStore:
     def fetch(self, key_hex: str) -> Fetched | None:
         """The engine stored under `key_hex`, checked, in a temporary file; None on a miss (absent,
         corrupt, partial, or the store failing)."""
+        mine = local_engines.kept(key_hex)
+        if mine is not None and (found := self._local(key_hex, mine)) is not None:
+            return found
         if self._down is not None:
             return None
         import tempfile  # here: it imports shutil and random, which a build without a cache never needs
 
         started = time.monotonic()
-        handle, name = tempfile.mkstemp(prefix="trt-tui-fetch-", suffix=".engine")
+        folder = None
+        if mine is not None:
+            try:
+                mine.parent.mkdir(parents=True, exist_ok=True)
+                folder = str(mine.parent)
+            except OSError:
+                mine = None
+        handle, name = tempfile.mkstemp(prefix=".fetch-", suffix=".tmp", dir=folder)
         os.close(handle)
         local = Path(name)
         abandoned = threading.Event()
@@ -191,14 +204,36 @@ class SharedStore:
                           f" ({size} bytes, SHA-256 checked): corrupt or partial, not used; building")
                 return None
             seconds = record.get("build_seconds")
+            if mine is not None:  # kept here: the engine whole first, then the record that vouches for it
+                try:
+                    os.replace(local, mine)
+                    local = mine
+                    mine.with_suffix(".json").write_text(json.dumps(record))
+                except OSError:
+                    pass
             fetched = Fetched(local, size, record["engine_sha256"],
                               float(seconds) if isinstance(seconds, (int, float)) else None,
-                              time.monotonic() - started)
+                              time.monotonic() - started, self.redacted, kept=local == mine)
             local = None  # type: ignore[assignment]  # handed to the caller
             return fetched
         finally:
             if local is not None:
                 local.unlink(missing_ok=True)
+
+    def _local(self, key_hex: str, path: Path) -> Fetched | None:
+        """The engine of `key_hex` kept here, where its record still vouches for its bytes."""
+        started = time.monotonic()
+        try:
+            record = json.loads(path.with_suffix(".json").read_text())
+            if path.stat().st_size != record["engine_bytes"] or _sha256_of(path) != record["engine_sha256"]:
+                return None
+            os.utime(path)  # used now: the last out when the local side is pruned
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        seconds = record.get("build_seconds")
+        return Fetched(path, record["engine_bytes"], record["engine_sha256"],
+                       float(seconds) if isinstance(seconds, (int, float)) else None,
+                       time.monotonic() - started, "local", kept=True)
 
     def store(self, key_hex: str, engine: Path, record: dict) -> int | None:
         """Store `engine` under `key_hex` with its `record`; the bytes stored, or None where it was
