@@ -272,3 +272,18 @@ def test_fetched_engines_are_kept_here_and_pruned_least_recently_used_first(tmp_
     assert sorted(p.name for p in kept.iterdir()) == [f"{keys['mnist'][0]}.engine", f"{keys['mnist'][0]}.json"]
     bad = run_command(trt_tui_command, env, "cache", "prune", "--max-size", "lots")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_an_unreachable_store_is_said_once_and_the_build_goes_on(tmp_path, mnist_dir, cli_env, trt_tui_command):
+    pytest.importorskip("s3fs")
+    aws = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret", "AWS_DEFAULT_REGION":
+           "us-east-1", "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}  # nobody listens
+    env, model = machine(tmp_path, "a", {**cli_env, **aws}, mnist_dir)
+    started = time.monotonic()
+    built, err = build(trt_tui_command, env, model, "--cache", "s3://nowhere/engines", "--cache-timeout", "2")
+    assert built["state"] == "succeeded" and built["cache"]["result"] == "miss", err
+    assert built["cache"]["bytes_stored"] == 0  # not asked again to store once it failed to answer
+    said = [line for line in err.splitlines() if "cache s3://nowhere/engines" in line]
+    assert len(said) == 1 and "building locally" in said[0], err
+    assert "testing-secret" not in err
+    assert time.monotonic() - started < 60
