@@ -89,6 +89,10 @@ def test_truncated_object_is_a_miss_said_once_and_rebuilt(tmp_path, mnist_dir, c
     lines = [line for line in err.splitlines() if "corrupt" in line]
     assert len(lines) == 1 and key[:12] in lines[0], err
     assert model_b.with_suffix(".engine").stat().st_size == built["engine_bytes"]
+    assert rebuilt["cache"]["bytes_stored"] == built["engine_bytes"]  # the object is whole again
+    env_c, model_c = machine(tmp_path, "c", cli_env, mnist_dir)
+    fetched, _ = build(trt_tui_command, env_c, model_c, "--cache", shared.as_uri())
+    assert fetched["cache"]["result"] == "hit"
 
 
 def test_a_url_with_credentials_is_refused(tmp_path, mnist_dir, cli_env, trt_tui_command):

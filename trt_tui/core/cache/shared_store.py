@@ -11,7 +11,7 @@ them), so either's is right.
 
 A fetch reads the record, then the engine into a temporary file beside nothing it could replace,
 and checks its size and SHA-256 against the record: a corrupt or partial object is a miss, said in
-one line, and never installed. Every operation on the store runs on a thread of its own and is
+one line, never installed, and replaced by the engine this machine then builds. Every operation on the store runs on a thread of its own and is
 waited for at most `timeout` seconds: an unreachable, slow or read-only store costs that wait once,
 is said once, and is not asked again this session; the build goes on locally. Credentials come from
 the back end's usual places (environment, profiles); a URL that carries them is refused, and the URL
@@ -101,6 +101,7 @@ class SharedStore:
         self._fs = None
         self._root = ""
         self._down: str | None = None  # why the store is not asked again this session
+        self._corrupt: set[str] = set()  # keys whose stored object did not match its record: replaced
         self._lock = threading.Lock()
 
     @property
@@ -200,6 +201,7 @@ class SharedStore:
                 return None
             size = local.stat().st_size
             if size != record.get("engine_bytes") or _sha256_of(local) != record["engine_sha256"]:
+                self._corrupt.add(key_hex)
                 self.say(f"cache {self.redacted}: {key_hex[:12]}: engine does not match its record"
                           f" ({size} bytes, SHA-256 checked): corrupt or partial, not used; building")
                 return None
@@ -245,8 +247,10 @@ class SharedStore:
         def work() -> int | None:
             fs = self._filesystem()
             target = self._path(key_hex)
-            if fs.exists(target + ".json"):
+            if key_hex not in self._corrupt and fs.exists(target + ".json"):
                 return None  # stored already (by this machine or another): the same bytes
+            if _sha256_of(engine) != record.get("engine_sha256"):
+                return None  # another build's engine took its place since: not what the record names
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             temporary = f"{target}.{uuid.uuid4().hex}.tmp"
             fs.put_file(str(engine), temporary + ".engine")
