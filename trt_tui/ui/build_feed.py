@@ -126,7 +126,8 @@ class BuildFeed(ActionHost):
 
     def _state_changed(self, view: BuildView, event: StateChanged) -> None:
         model = str(view.model)
-        self.builds.set_state(view.id, event.state, event.forecast)
+        fetched = event.cache is not None and event.cache.get("result") == "hit"
+        self.builds.set_state(view.id, event.state, event.forecast, "fetched" if fetched else None)
         if event.backend:
             self.builds.set_cell(view.id, "Backend", backend_label(event.backend))
         self.picker.set_last_state(model, event.state)  # a running build is the model's last one too

@@ -117,6 +117,10 @@ class QueueActions(MainScreenHost):
             parts.append(f"by {self.host.builds.sort_column} {'↓' if self.host.builds.sort_reverse else '↑'}")
         if self.host.builds.hide_skipped:
             parts.append("skipped hidden")
+        fetched = sum(1 for view in self.host.views.values() if view.build.final is not None
+                      and (view.build.final.cache or {}).get("result") == "hit")
+        if fetched:
+            parts.append(f"{fetched} fetched from the shared cache")
         batch = [self.host.views[job] for job in self.batch_jobs if job in self.host.views]
         if batch:
             parts.append(batch_progress(batch, self.host.scheduler.max_jobs, self.host.scheduler.paused))

@@ -39,6 +39,7 @@ class _BuildRow:
     values: dict[str, object] = field(default_factory=dict)  # what each cell was given (get_cell)
     version: int = 0  # counts the changes to its cells: a cached strip of an older one is stale
     state: State = State.QUEUED
+    label: str | None = None  # what its State cell says in place of the state's name ("fetched")
     verdict: str | None = None
     fraction: float = 0.0
     numbers: dict[str, float] = field(default_factory=dict)  # the times' and sizes' values, to sort by
@@ -150,11 +151,12 @@ class BuildList(CachedRows, can_focus=True):
         """What the cell was given: a `str` or a `Text`."""
         return self._rows[int(job)].values[column]
 
-    def set_state(self, job: int, state: State, forecast: dict | None = None) -> None:
+    def set_state(self, job: int, state: State, forecast: dict | None = None, label: str | None = None) -> None:
         """`forecast`: a queued build's peak memory forecast (`StateChanged.forecast`), its Peak until
-        the build's own is measured."""
-        self._rows[job].state = state
-        self.set_cell(job, "State", state_text(state, self.palette))
+        the build's own is measured. `label`: what the cell says in place of the state's name, in its
+        colour (a skip whose engine was fetched from the shared cache says "fetched")."""
+        self._rows[job].state, self._rows[job].label = state, label
+        self.set_cell(job, "State", state_text(state, self.palette, label))
         if forecast is not None and forecast.get("peak_bytes"):
             self.set_cell(job, "Peak", f"~{human_bytes(forecast['peak_bytes'])}")
         if self.sort_column is not None or self.hide_skipped and state is State.SKIPPED:
@@ -187,7 +189,7 @@ class BuildList(CachedRows, can_focus=True):
     def recolor(self, palette: Palette) -> None:
         self.palette = palette
         for job, row in self._rows.items():
-            self.set_cell(job, "State", state_text(row.state, palette))
+            self.set_cell(job, "State", state_text(row.state, palette, row.label))
             if row.verdict is not None:
                 self.set_cell(job, "Vitals", verdict_text(row.verdict, palette))
             self.set_cell(job, "Progress", progress_text(row.fraction, palette, PROGRESS_BAR))
