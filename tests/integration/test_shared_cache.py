@@ -291,3 +291,26 @@ def test_an_unreachable_store_is_said_once_and_the_build_goes_on(tmp_path, mnist
     assert len(said) == 1 and "building locally" in said[0], err
     assert "testing-secret" not in err
     assert time.monotonic() - started < 60
+
+
+def test_the_store_is_pruned_by_age_on_request(tmp_path, cli_env, trt_tui_command):
+    shared = tmp_path / "shared"
+    models = tmp_path / "models"
+    models.mkdir()
+    write_samples(models, ["mnist", "resnet50"])
+    env, _ = machine(tmp_path, "a", cli_env, models)
+    keys = {}
+    for name in ("mnist", "resnet50"):
+        built, _ = build(trt_tui_command, env, tmp_path / "a" / "checkout" / f"{name}.onnx", "--cache", shared.as_uri())
+        keys[name] = built["cache"]["key"]
+    old = time.time() - 10 * 86400
+    for suffix in (".engine", ".json"):  # mnist's engine was stored ten days ago
+        os.utime(shared / keys["mnist"][:2] / f"{keys['mnist']}{suffix}", (old, old))
+    result = run_command(trt_tui_command, env, "cache", "prune", "--remote", shared.as_uri(), "--older-than", "7",
+                         "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["removed"] == 1
+    left = sorted(p.name for p in shared.rglob("*") if p.is_file())
+    assert left == [f"{keys['resnet50']}.engine", f"{keys['resnet50']}.json"]
+    refused = run_command(trt_tui_command, env, "cache", "prune", "--remote", "s3://u:p@bucket/x", "--older-than", "1")
+    assert refused.returncode == 2 and "credentials" in refused.stderr and "Traceback" not in refused.stderr

@@ -28,6 +28,9 @@ def options(c: argparse.ArgumentParser) -> None:
                    help="stats: hits, misses, bytes fetched and stored, time saved, per model; prune: the engines"
                         " fetched and kept here, least recently used out first, to --max-size")
     c.add_argument("--max-size", type=size, metavar="SIZE", help="with prune: keep at most this much, e.g. 20G")
+    c.add_argument("--remote", metavar="URL", help="with prune: prune this shared store instead, by --older-than")
+    c.add_argument("--older-than", type=float, metavar="DAYS",
+                   help="with prune --remote: remove the engines stored more than this many days ago")
     c.add_argument("--json", action="store_true", help="one JSON object: the totals and each model's")
     c.add_argument("--history", metavar="PATH", help="history database (default: user data directory)")
 
@@ -97,6 +100,8 @@ def prune(args) -> int:
     from ...core.cache.local_engines import prune as prune_local
     from ...core.files.units import human_bytes
 
+    if args.remote is not None:
+        return prune_remote(args)
     if args.max_size is None:
         raise UsageError("cache prune needs --max-size SIZE (e.g. 20G; 0 removes every engine kept here)")
     removed, removed_bytes, left = prune_local(args.max_size)
@@ -106,4 +111,27 @@ def prune(args) -> int:
     else:
         print(f"removed {removed} engine{'s' * (removed != 1)} ({human_bytes(removed_bytes)}) from"
               f" {engines_dir()}; {human_bytes(left)} kept")
+    return EXIT_OK
+
+
+def prune_remote(args) -> int:
+    from ...core.cache.shared_store import SharedStore, StoreError
+    from ...core.files.units import human_bytes
+    from ..options import shared_cache_url
+
+    if args.older_than is None or args.older_than < 0:
+        raise UsageError("cache prune --remote URL needs --older-than DAYS (a number, at least 0)")
+    try:
+        store = SharedStore(shared_cache_url(args.remote))
+    except (StoreError, argparse.ArgumentTypeError) as exc:
+        raise UsageError(f"--remote: {exc}") from None
+    try:
+        removed, removed_bytes = store.prune(args.older_than * 86400)
+    except Exception as exc:  # the back end's own errors: one line, never a traceback
+        raise UsageError(f"cache {store.redacted}: cannot prune: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+    if args.json:
+        print(json.dumps({"removed": removed, "removed_bytes": removed_bytes, "url": store.redacted}))
+    else:
+        print(f"removed {removed} engine{'s' * (removed != 1)} ({human_bytes(removed_bytes)}) stored more than"
+              f" {args.older_than:g} days ago from {store.redacted}")
     return EXIT_OK
