@@ -4,6 +4,7 @@ storing one key at once, and a store that stops answering mid-fetch."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -14,9 +15,11 @@ import time
 import uuid
 from pathlib import Path
 
+import jsonschema
 import pytest
 from support.commands import json_lines, run_command
 
+from trt_tui.core.build import protocol
 from trt_tui.core.model.samples import write_samples
 
 
@@ -40,9 +43,24 @@ def mnist_dir(tmp_path: Path) -> Path:
     return directory
 
 
+def strict_schema() -> jsonschema.Draft202012Validator:
+    """The shipped event schema, where a field it does not describe is an error."""
+    schema = copy.deepcopy(protocol.load_schema())
+    for definition in schema["$defs"].values():
+        definition["additionalProperties"] = False
+    return jsonschema.Draft202012Validator(schema)
+
+
+SCHEMA = strict_schema()
+
+
 def build(command, env, model: Path, *extra) -> tuple[dict, str]:
+    """`trt-tui build MODEL --json EXTRA` as its own process; its final state (every event checked
+    against the shipped schema) and its stderr."""
     result = run_command(command, env, "build", model, "--json", *extra, timeout=180)
     assert result.returncode == 0, result.stderr
+    for event in json_lines(result.stdout):
+        SCHEMA.validate(event)
     states = [e for e in json_lines(result.stdout) if e["event"] == "state"]
     return states[-1], result.stderr
 
