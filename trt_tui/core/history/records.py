@@ -74,6 +74,7 @@ _ADDED_COLUMNS: dict[str, str] = {
     "model_bytes": "INTEGER",  # the model's size with its external data: what a forecast is fitted on
     "forecast_bytes": "INTEGER",  # its peak memory as forecast before it started (`forecast`); NULL: unknown
     "forecast_error_bytes": "INTEGER",  # measured peak minus forecast (positive: it needed more)
+    "cache": "TEXT",  # JSON: what the shared cache did (`shared_cache.CacheReport`); NULL: not asked
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -82,7 +83,7 @@ _ADDED_TABLES: dict[str, str] = {
 _FIELDS = ", ".join([
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
-    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes",
+    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes", "cache",
 ])
 _COLUMNS = "id, " + _FIELDS
 
@@ -149,6 +150,7 @@ class BuildRecord:
     model_bytes: int | None = None  # the model's size with its external data
     forecast_bytes: int | None = None  # its peak memory as forecast before it started
     forecast_error_bytes: int | None = None  # measured peak minus forecast
+    cache: dict | None = None  # what the shared cache did for it (hit or miss, key, bytes, time saved)
 
     @property
     def name(self) -> str:
@@ -170,7 +172,7 @@ class BuildRecord:
             engine_bytes=size, phases={k: float(v) for k, v in _loads(phases).items()},
             fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
             heap_bytes=heap_bytes, model_bytes=model_bytes, forecast_bytes=forecast,
-            forecast_error_bytes=forecast_error,
+            forecast_error_bytes=forecast_error, cache=_loads(row[20]) or None,
         )
 
     def as_json(self) -> dict:
@@ -297,6 +299,7 @@ class History:
         phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
         model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
+        cache: dict | None = None,
     ) -> int:
         """Add one build; returns its id."""
         model_digests = None
@@ -309,6 +312,7 @@ class History:
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
             peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast_bytes, forecast_error_bytes,
+            json.dumps(cache) if cache is not None else None,
         )
         with self._lock:
             db = self._conn()
@@ -358,6 +362,10 @@ class History:
                 (*params, max(0, int(limit))),
             ).fetchall()
             return self._with_digests(db, [BuildRecord._from_row(row) for row in rows])
+
+    def cached(self, limit: int = 100_000) -> list[BuildRecord]:
+        """The builds the shared cache was asked for, newest first (`trt-tui cache stats`)."""
+        return self._select(None, " AND cache IS NOT NULL", limit)
 
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""
