@@ -229,7 +229,7 @@ def test_why_built_tells_what_changed_from_the_build_before(tmp_path, capsys) ->
 async def test_build_all_starts_the_longest_build_first(tmp_path) -> None:
     """`a` queues the models the longest first, by their last build in the history (c took 9 s, a 1 s, b
     none: placed by the others' seconds per byte, 5 s), whatever order the picker lists them in."""
-    from helpers import record
+    from support.history import record
 
     from trt_tui.core.history.records import History
 

@@ -554,8 +554,8 @@ def test_help_lists_every_subcommand_and_fits_the_terminal(cli_env, trt_tui_comm
 
     top = run("100", "-h")
     assert top.returncode == 0, top.stderr
-    assert "Subcommands: build, watch, history, bundle, run, samples, serve, hook, trust, cpp " in " ".join(top.stdout.split())
-    for name in ("build", "watch", "history", "bundle", "run", "samples", "serve", "hook", "trust"):
+    assert "Subcommands: build, watch, history, bundle, run, samples, serve, hook, trust, cache, cpp " in " ".join(top.stdout.split())
+    for name in ("build", "watch", "history", "bundle", "run", "samples", "serve", "hook", "trust", "cache", "cpp"):
         shown = {}
         for columns in ("60", "132"):
             mine = run(columns, name, "-h")

@@ -12,6 +12,7 @@ from pathlib import Path
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import (
     BuildResult,
+    CacheReport,
     Finished,
     Forecast,
     Log,
@@ -44,7 +45,7 @@ def test_every_state_fact_is_the_v1_state_object_it_always_was() -> None:
     """A v1 reader (the C++ reporter, a script) sees one flat `state` object with every field, as before."""
     queued, waiting, started, stage, finished = (event_to_dict(e) for e in FACTS)
     fields = ["event", "job", "t", "state", "error", "detail", "engine_bytes", "reason", "peak_rss_bytes", "backend",
-              "forecast", "spec", "at", "engine_sha256", "heap_bytes", "key"]
+              "forecast", "spec", "at", "engine_sha256", "heap_bytes", "key", "cache"]
     assert all(list(d) == fields for d in (queued, waiting, started, stage, finished))
     assert queued["forecast"] == {"peak_bytes": 6 << 30, "basis": "fitted", "spread": 0.18, "text": "~6.0 GiB ±18%",
                                   "model_bytes": 12 << 20}
@@ -54,7 +55,22 @@ def test_every_state_fact_is_the_v1_state_object_it_always_was() -> None:
     assert (stage["state"], stage["backend"], stage["at"]) == ("building", "tensorrt-rtx 1.7.1", None)
     assert finished["engine_bytes"] == 1234 and finished["key"] == {"model_hash": "h"}
     assert "fingerprint" not in finished  # in process only
+    assert finished["cache"] is None  # no shared cache was asked
     json.loads(encode(finished))
+
+
+def test_a_fetched_end_says_what_the_shared_cache_did_and_comes_back_as_itself() -> None:
+    """A build whose engine came from the shared cache ends SKIPPED, its result's `cache` a hit."""
+    report = CacheReport("hit", "cd" * 32, "s3://engines/team", bytes_fetched=1234, saved_seconds=41.5)
+    fetched = Finished(2, 0.0, BuildResult(State.SKIPPED, detail="fetched from s3://engines/team", engine_bytes=1234,
+                                           cache=report), reason="fetched", at=104.0)
+    data = event_to_dict(fetched)
+    assert data["cache"] == {"result": "hit", "key": "cd" * 32, "url": "s3://engines/team", "bytes_fetched": 1234,
+                             "bytes_stored": 0, "saved_seconds": 41.5}
+    again = event_from_dict(json.loads(json.dumps(data)))
+    assert again == fetched and isinstance(again, Finished) and again.result.fetched
+    missed = replace(fetched, result=replace(fetched.result, cache=replace(report, result="miss")))
+    assert not missed.result.fetched and not FACTS[-1].result.fetched
 
 
 def test_each_fact_comes_back_as_itself_and_pickles() -> None:

@@ -101,7 +101,7 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
     assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
                        "started", "duration", "engine_bytes", "phases", "fingerprint", "peak_rss_bytes",
                        "cpu_seconds", "program", "heap_bytes", "model_bytes", "forecast_bytes",
-                       "forecast_error_bytes"]
+                       "forecast_error_bytes", "cache"]
 
 
 def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -51,6 +51,13 @@ def add_build_options(p: argparse.ArgumentParser) -> None:
                    help="with the process executor: the most heap the waiting build process faults in ahead"
                         " of a build, as much as recent builds needed (default 2G; 0: none)")
     p.add_argument("--force", action="store_true", help="build even when the engine is up to date")
+    p.add_argument("--cache", metavar="URL", dest="shared_cache", type=shared_cache_url,
+                   help="a shared engine cache: a directory (file:///mnt/engines, an NFS mount), s3://bucket/prefix"
+                        " (pip install 'trt-tui[cache]'), gs://bucket/prefix ('trt-tui[gcs]'); builds fetch from it"
+                        " and store to it. Credentials come from the back end's usual places, never the URL")
+    p.add_argument("--cache-timeout", type=seconds, default=30.0, metavar="SECONDS",
+                   help="the most one fetch or store may wait on the shared cache; then it is said once and the"
+                        " build goes on locally (default 30)")
     p.add_argument("--history", metavar="PATH", help="build history database (default: user data directory)")
     p.add_argument("--trace", metavar="FILE", help="write the builds' phases as Chrome trace-event JSON")
     add_vitals_options(p)
@@ -197,7 +204,20 @@ def session_settings(args) -> SessionSettings:
                            executor=args.executor, cancel_grace=args.cancel_grace, history=args.history,
                            trace=args.trace, executor_options=executor_options(args),
                            vitals=vitals_config(args), spare_memory=args.spare_memory,
-                           memory_limit=memory_limit(args), gpus=args.gpus)
+                           memory_limit=memory_limit(args), gpus=args.gpus,
+                           shared_cache=args.shared_cache, cache_timeout=args.cache_timeout)
+
+
+def shared_cache_url(text: str) -> str:
+    """A --cache URL, checked: credentials in it are refused (they would show in the process list, the
+    shell's history and every line naming the cache)."""
+    from ..core.cache.shared_store import StoreError, check_url
+
+    try:
+        url = check_url(text)
+    except StoreError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--cache: ")) from None
+    return url if "://" in url else Path(url).expanduser().resolve().as_uri()
 
 
 def vitals_config(args):

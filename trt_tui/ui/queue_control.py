@@ -120,6 +120,10 @@ class QueueActions(MainScreenHost):
         order = self.host.builds.order_text
         if order is not None:
             parts.append(order)
+        fetched = sum(1 for view in self.state.views.values()
+                      if view.build.result is not None and view.build.result.fetched)
+        if fetched:
+            parts.append(f"{fetched} fetched from the shared cache")
         batch = [self.state.views[job] for job in self.batch_jobs if job in self.state.views]
         if batch:
             parts.append(batch_progress(batch, self.host.scheduler.max_jobs, self.host.scheduler.paused))

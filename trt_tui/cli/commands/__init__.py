@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import app, build, bundle, cpp, history, hook, run, samples, serve, trust, watch
+from . import app, build, bundle, cache, cpp, history, hook, run, samples, serve, trust, watch
 
 
 class Subcommand(NamedTuple):
@@ -31,6 +31,7 @@ COMMANDS: dict[str, Subcommand] = {
     "serve": _command(serve),
     "hook": _command(hook),
     "trust": _command(trust),
+    "cache": _command(cache),
     "cpp": _command(cpp),
 }
 SUBCOMMANDS = tuple(COMMANDS)

@@ -21,11 +21,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .payloads import BuildResult, Forecast, SpecSummary
+from .payloads import BuildResult, CacheReport, Forecast, SpecSummary
 from .state_record import StateRecord
 from .states import FINAL_STATES, State
 
-__all__ = ["FINAL_STATES", "BuildResult", "EVENT_CLASSES", "EVENT_TYPES", "Event", "Finished", "Forecast", "Log", "PhaseFinish", "PhaseStart",
+__all__ = ["FINAL_STATES", "BuildResult", "CacheReport", "EVENT_CLASSES", "EVENT_TYPES", "Event", "Finished", "Forecast", "Log", "PhaseFinish", "PhaseStart",
            "Queued", "STATE_EVENTS", "Severity", "SpecSummary", "StackDump", "Stage", "Started", "State", "StateEvent", "Step",
            "Vitals", "Waiting"]
 

@@ -1,5 +1,6 @@
 """What a build's state events carry, as typed values: what was queued (`SpecSummary`), its memory
-forecast (`Forecast`) and how it ended (`BuildResult`).
+forecast (`Forecast`), how it ended (`BuildResult`) and what the shared engine cache did for it
+(`CacheReport`).
 
 They live with the events because every consumer reads them there; the history makes forecasts
 (`history.forecast`) and the cache makes keys, but neither is below the build, so the values they
@@ -83,6 +84,38 @@ class Forecast:
 
 
 @dataclass(frozen=True)
+class CacheReport:
+    """What the shared engine cache (--cache URL) did for one build: `result` "hit" (its engine was
+    fetched, no build ran: it ends SKIPPED, "fetched from ...") or "miss" (it built, and stored what it
+    built: `bytes_stored`); `key` the store's name for the engine cache key (the SHA-256 of its
+    canonical JSON); `url` the store, credentials never in it; `saved_seconds` how long the engine
+    took to build where it was built, less the fetch."""
+
+    result: str  # "hit" or "miss"
+    key: str
+    url: str = ""
+    bytes_fetched: int = 0
+    bytes_stored: int = 0
+    saved_seconds: float = 0.0
+
+    @property
+    def hit(self) -> bool:
+        return self.result == "hit"
+
+    def as_dict(self) -> dict:
+        return {"result": self.result, "key": self.key, "url": self.url, "bytes_fetched": self.bytes_fetched,
+                "bytes_stored": self.bytes_stored, "saved_seconds": round(self.saved_seconds, 3)}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> CacheReport | None:
+        if not data:
+            return None
+        return cls(str(data.get("result", "")), str(data.get("key", "")), str(data.get("url") or ""),
+                   int(data.get("bytes_fetched") or 0), int(data.get("bytes_stored") or 0),
+                   float(data.get("saved_seconds") or 0.0))
+
+
+@dataclass(frozen=True)
 class BuildResult:
     """How a build ended: its final state and everything known of it then. `error` is set on FAILED;
     `detail` explains CANCELLED (which phase, which kind of cancel) and SKIPPED (why the engine is
@@ -90,7 +123,8 @@ class BuildResult:
     the engine kept); `peak_rss_bytes` its build's peak resident memory, `heap_bytes` the heap its build
     process needed where it had one; `key` the engine cache key it was (or would be) stored under and
     `fingerprint` what it was built from (`Fingerprint.as_dict`; in process only: the model's digests
-    can be hundreds of KB, and the key says what decides the cache)."""
+    can be hundreds of KB, and the key says what decides the cache); `cache` what the shared engine
+    cache did, where one was asked."""
 
     state: State
     error: str | None = None
@@ -102,6 +136,12 @@ class BuildResult:
     heap_bytes: int | None = None
     key: dict | None = None
     fingerprint: dict | None = None
+    cache: CacheReport | None = None
+
+    @property
+    def fetched(self) -> bool:
+        """Its engine came from the shared cache: no build ran."""
+        return self.cache is not None and self.cache.hit
 
     def over(self, other: BuildResult) -> BuildResult:
         """This result where it says something, else `other`: a build may report its end before what

@@ -30,5 +30,6 @@ class StateRecord:
     engine_sha256: str | None = None
     heap_bytes: int | None = None
     key: dict | None = None
+    cache: dict | None = None
 
     event = "state"

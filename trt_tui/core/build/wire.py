@@ -27,7 +27,7 @@ from .events import (
     Vitals,
     Waiting,
 )
-from .payloads import BuildResult, Forecast, SpecSummary
+from .payloads import BuildResult, CacheReport, Forecast, SpecSummary
 from .state_record import StateRecord
 from .states import State
 
@@ -52,7 +52,8 @@ def _record(event: Queued | Waiting | Stage | Started | Finished) -> StateRecord
     result = event.result  # its fingerprint stays in process: its key says what decides the cache
     return StateRecord(event.job, event.t, state, result.error, result.detail, result.engine_bytes, event.reason,
                        result.peak_rss_bytes, result.backend, at=event.at, engine_sha256=result.engine_sha256,
-                       heap_bytes=result.heap_bytes, key=result.key)
+                       heap_bytes=result.heap_bytes, key=result.key,
+                       cache=result.cache.as_dict() if result.cache is not None else None)
 
 
 def event_to_dict(event: Event) -> dict:
@@ -71,7 +72,7 @@ def _state_from_dict(data: dict) -> Event:
     state = State(r.state)
     if state.final:
         result = BuildResult(state, r.error, r.detail, r.engine_bytes, r.peak_rss_bytes, r.backend, r.engine_sha256,
-                             r.heap_bytes, r.key)
+                             r.heap_bytes, r.key, cache=CacheReport.from_dict(r.cache))
         return Finished(r.job, r.t, result, r.reason, r.at)
     if state is State.QUEUED:
         if r.detail:

@@ -9,7 +9,7 @@ two it speaks for itself, because only it knows what they must say:
   and when its clock started (`at`);
 - the build's own `Finished` is kept, not passed on: `end` says it once the executor has returned the
   outcome, its result laid over the outcome's (`BuildResult.over`), with the peak memory from the
-  build's last vitals and the engine cache's key and fingerprint.
+  build's last vitals, the engine cache's key and fingerprint and what the shared cache did.
 
 So a consumer never waits for anything but the events, and no event changes after it is made.
 """
@@ -24,7 +24,7 @@ from ..build.buffer import EventBuffer
 from ..build.driver import BuildSpec, Outcome
 from ..build.events import Event, Finished, Queued, Stage, Started, State, Vitals
 from ..build.monitor import CancelToken
-from ..build.payloads import Forecast
+from ..build.payloads import CacheReport, Forecast
 from ..cache.fingerprint import Fingerprint
 
 
@@ -47,6 +47,7 @@ class BuildJob:
     thread: threading.Thread | None = None
     delivered: threading.Event = field(default_factory=threading.Event)
     fingerprint: Fingerprint | None = None  # what it is built from, once the cache has looked
+    cache: CacheReport | None = None  # what the shared engine cache did for it, where one was asked
     reason: str | None = None  # why it builds: said on the build's first state
     forecast: Forecast | None = None  # its peak memory, forecast when it was submitted (`forecast`)
     summary: Queued | None = None  # its first event: what was queued
@@ -96,7 +97,8 @@ class BuildJob:
         if reported is not None:
             result = reported.result.over(result)
         result = replace(result, key=fingerprint.key() if fingerprint is not None else None,
-                         fingerprint=fingerprint.as_dict() if fingerprint is not None else None)
+                         fingerprint=fingerprint.as_dict() if fingerprint is not None else None,
+                         cache=self.cache)
         self.state = result.state
         now = time.monotonic()
         t = reported.t if reported is not None else (now - self.started if self.started is not None else 0.0)

@@ -17,7 +17,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..build.driver import BuildSpec, Outcome
 from ..build.events import Event, Finished, State
@@ -29,6 +29,9 @@ from .executors import ThreadExecutor
 from .gpu_slots import GpuSlots
 from .job import BuildJob
 from .scheduler_protocol import BuildScheduler
+
+if TYPE_CHECKING:  # made by the session only where --cache names a store
+    from ..cache.shared_cache import SharedCache
 
 Subscriber = Callable[[int, list[Event]], None]
 """Called with a job's id and its events since the last call: the events are all a consumer sees of a
@@ -76,10 +79,12 @@ class Scheduler:
         admission: Admission | None = None,
         gpus: GpuSlots | None = None,
         numbers: Callable[[BuildSpec], int] | None = None,
+        shared: SharedCache | None = None,
     ) -> None:
-        """With a `cache`, a job whose engine is current ends SKIPPED without building. With `gpus`,
-        a build that needs a GPU waits for one of its own, and those behind it that are not
-        waiting for one may start meanwhile (`gpu_slots`).
+        """With a `cache`, a job whose engine is current ends SKIPPED without building, and with `shared`
+        too, one whose engine the shared cache has is fetched (`cached_build`). With `gpus`, a build
+        that needs a GPU waits for one of its own, and those behind it that are not waiting for one may
+        start meanwhile (`gpu_slots`).
 
         `pump_interval`: how often the buffers are drained. An event waits up to one interval, then
         for the subscriber (the app's repaint); the default keeps the newest state on screen soon
@@ -94,7 +99,7 @@ class Scheduler:
         self.max_jobs = max_jobs
         self.paused = False  # queued builds wait; running ones go on
         self.executor = executor or ThreadExecutor()
-        self.cache = cache
+        self.cache, self.shared = cache, shared
         self.admission = admission
         self.gpus = gpus
         self._recheck_at: float | None = None  # when to ask `admission` again about a build it holds
@@ -352,7 +357,7 @@ class Scheduler:
 
     def _run_job(self, job: BuildJob) -> None:
         try:
-            outcome = build_through_cache(self.cache, self.executor, job)
+            outcome = build_through_cache(self.cache, self.executor, job, self.shared)
         except Exception as exc:  # the executors never raise; this is the last line of defence
             outcome = Outcome(State.FAILED, error=f"{job.spec.model}: internal error: {exc}")
             job.sink(Finished(job.id, 0.0, outcome.result()))

@@ -20,6 +20,7 @@ from .scheduler import PUMP_INTERVAL, Scheduler
 from .scheduler_protocol import BuildScheduler
 
 if TYPE_CHECKING:
+    from ..cache.shared_cache import SharedCache
     from ..history.records import History
 
 
@@ -61,14 +62,16 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
                  trace: str | os.PathLike | None = None, cache: bool = True, executor_obj: Executor | None = None,
                  executor_options: dict | None = None, vitals: VitalsConfig | None = DEFAULT_VITALS,
                  spare_memory: int | None = None, pump_interval: float | None = None,
-                 memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None) -> Session:
+                 memory_limit: MemoryLimit | None = None, gpus: tuple[str, ...] | None = None,
+                 shared: SharedCache | None = None) -> Session:
     """`executor` names the executor made (`executor_registry`) unless `executor_obj` is given;
     `executor_options`: its own options (as the command line gives them).
     `spare_memory`: the process executor's cap on the heap its spare faults in ahead (None: default).
     `pump_interval`: how often subscribers get the builds' events (None: the scheduler's default).
     `memory_limit`: each build process's limit (an `executor_obj` given was made with it). Builds are
     admitted by their memory forecast (`memory_guard`), from the history when it is kept. `gpus`: the
-    GPUs full-TensorRT builds take one each (`gpu_slots`; None: every GPU there is)."""
+    GPUs full-TensorRT builds take one each (`gpu_slots`; None: every GPU there is). `shared`: the
+    shared engine cache (--cache URL) builds fetch from and store to (with `cache` only)."""
     if executor_obj is None:
         executor_obj = make_executor(executor, cancel_grace=cancel_grace, options=executor_options or {},
                                      vitals=vitals, spare_memory=spare_memory, jobs=jobs, memory_limit=memory_limit)
@@ -83,6 +86,7 @@ def make_session(jobs: int = 2, executor: str | None = None, cancel_grace: float
     if slots is not None and slots.pins:
         executor_obj.pin_gpus(slots.pin_env)
     scheduler = Scheduler(max_jobs=jobs, executor=executor_obj, cache=engine_cache, admission=guard, gpus=slots,
+                          shared=shared if engine_cache is not None else None,
                           pump_interval=PUMP_INTERVAL if pump_interval is None else pump_interval)
     if memory_limit is not None:
         sweep()  # build cgroups a killed trt-tui left behind

@@ -34,6 +34,8 @@ class SessionSettings:
     spare_memory: int | None = None  # the process executor's cap on its spare's heap reserve (None: 2 GiB)
     memory_limit: MemoryLimit | None = None  # each build process's limit (`core.build.memory_limit`)
     gpus: tuple[str, ...] | None = None  # the GPUs full-TensorRT builds take one each (`core.execution.gpu_slots`)
+    shared_cache: str | None = None  # the shared engine cache's URL (--cache; `core.cache.shared_store`)
+    cache_timeout: float = 30.0  # the most one operation on the shared cache may wait
 
     def prewarmed_executor(self, builds: int | None = None) -> Executor:
         """The executor, its spare build processes started now: their imports (TensorRT's) then
@@ -58,6 +60,12 @@ class SessionSettings:
         `pump_interval`: how often subscribers get the builds' events (None: the scheduler's)."""
         from .session import make_session
 
+        shared = None
+        if self.shared_cache and self.cache:
+            from ..cache.shared_cache import SharedCache
+            from ..cache.shared_store import SharedStore
+
+            shared = SharedCache(SharedStore(self.shared_cache, self.cache_timeout))
         return make_session(self.jobs, history=self.history, trace=self.trace, cache=self.cache,
                             executor_obj=executor or self.make_executor(), pump_interval=pump_interval,
-                            memory_limit=self.memory_limit, gpus=self.gpus)
+                            memory_limit=self.memory_limit, gpus=self.gpus, shared=shared)

@@ -41,6 +41,7 @@ class BuildRecord:
     model_bytes: int | None = None  # the model's size with its external data
     forecast_bytes: int | None = None  # its peak memory as forecast before it started
     forecast_error_bytes: int | None = None  # measured peak minus forecast
+    cache: dict | None = None  # what the shared cache did for it (hit or miss, key, bytes, time saved)
 
     @property
     def name(self) -> str:
@@ -62,7 +63,7 @@ class BuildRecord:
             engine_bytes=size, phases={k: float(v) for k, v in loads(phases).items()},
             fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
             heap_bytes=heap_bytes, model_bytes=model_bytes, forecast_bytes=forecast,
-            forecast_error_bytes=forecast_error,
+            forecast_error_bytes=forecast_error, cache=loads(row[20]) or None,
         )
 
     def as_json(self) -> dict:

@@ -62,6 +62,7 @@ def record_of(build: BuildTracker) -> dict:
         peak_rss_bytes=final.peak_rss_bytes,
         cpu_seconds=build.last_vitals.cpu_seconds if build.last_vitals is not None else None,
         heap_bytes=final.heap_bytes,
+        cache=final.cache.as_dict() if final.cache is not None else None,
         **forecast_fields(build.forecast, final.peak_rss_bytes),
     )
     fields.update((spec.history if spec is not None else None) or {})

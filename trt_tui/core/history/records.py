@@ -76,6 +76,7 @@ _ADDED_COLUMNS: dict[str, str] = {
     "model_bytes": "INTEGER",  # the model's size with its external data: what a forecast is fitted on
     "forecast_bytes": "INTEGER",  # its peak memory as forecast before it started (`forecast`); NULL: unknown
     "forecast_error_bytes": "INTEGER",  # measured peak minus forecast (positive: it needed more)
+    "cache": "TEXT",  # JSON: what the shared cache did (`shared_cache.CacheReport`); NULL: not asked
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -85,7 +86,7 @@ _ADDED_TABLES: dict[str, str] = {
 _FIELD_NAMES = [
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
-    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes",
+    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes", "cache",
 ]
 _FIELDS = ", ".join(_FIELD_NAMES)
 _COLUMNS = "id, " + _FIELDS
@@ -258,7 +259,7 @@ class History:
         phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
         model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
-        record_id: int | None = None, kept: kept_table.Kept | None = None,
+        cache: dict | None = None, record_id: int | None = None, kept: kept_table.Kept | None = None,
     ) -> int:
         """Add one build; returns its id. `record_id`: the number `reserve` gave it, which it keeps
         (where that number is free, else it gets the next). `kept`: its log, stacks and trace path,
@@ -273,6 +274,7 @@ class History:
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
             peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast_bytes, forecast_error_bytes,
+            json.dumps(cache) if cache is not None else None,
         )
         with self._lock:
             db = self._conn()
@@ -340,6 +342,10 @@ class History:
                 (*params, max(0, int(limit))),
             ).fetchall()
             return self._with_digests(db, [BuildRecord._from_row(row) for row in rows])
+
+    def cached(self, limit: int = 100_000) -> list[BuildRecord]:
+        """The builds the shared cache was asked for, newest first (`trt-tui cache stats`)."""
+        return self._select(None, " AND cache IS NOT NULL", limit)
 
     def builds(self, model: str | Path | None = None, limit: int = 50) -> list[BuildRecord]:
         """Newest first. `model` matches the absolute path, or the file name if no build has that path."""

@@ -82,8 +82,8 @@ def same_text(a: Text | None, b: Text | None) -> bool:
     return a is not None and b is not None and a.plain == b.plain and a.style == b.style and a.spans == b.spans
 
 
-def state_text(state: State, palette: Palette = PLAIN) -> Text:
-    return Text(state.value, style=palette.state(state))
+def state_text(state: State, palette: Palette = PLAIN, label: str | None = None) -> Text:
+    return Text(label or state.value, style=palette.state(state))
 
 
 def verdict_text(verdict: str | None, palette: Palette = PLAIN) -> Text:

@@ -38,11 +38,15 @@ class ModelColumn(BuildColumn):
 
 
 class StateColumn(BuildColumn):
+    """The build's state, in its colour; a skip whose engine was fetched from the shared cache says
+    "fetched" (in a skip's colour: no build ran)."""
+
     name = "State"
     width = 9  # "cancelled"
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
-        return state_text(row.state, palette)
+        result = row.build.result
+        return state_text(row.state, palette, "fetched" if result is not None and result.fetched else None)
 
     def sort_key(self, row: BuildRow) -> object:
         return _STATE_ORDER[row.state]
