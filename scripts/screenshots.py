@@ -46,12 +46,20 @@ async def until(pilot, condition, timeout: float) -> None:
         await pilot.pause(0.05)
 
 
+def nth_view(app, n: int):
+    """The app's `n`th build (0: the first queued), whatever its number: numbers are history ids."""
+    views = list(app.views.values())
+    return views[n] if len(views) > n else None
+
+
 async def shoot(models: Path, out: Path, theme: str, cancel: bool, zoom: bool = False) -> None:
-    app = TrtTuiApp(AppConfig(paths=[str(models)], theme=theme, session=SessionSettings(executor="process")))
+    history = str(models / f"{out.stem}.sqlite3")  # a history of its own: the builds are #1 and #2
+    app = TrtTuiApp(AppConfig(paths=[str(models)], theme=theme,
+                              session=SessionSettings(executor="process", history=history)))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"resnet")  # the filter prompt: Enter keeps it, Enter again builds
         await pilot.press("enter", "enter")
-        await until(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await until(pilot, lambda: app.views and nth_view(app, 0).state.final, 60)
         await pilot.press("slash", "escape")  # the filter cleared: every model shows, the one building too
         await until(pilot, lambda: len(app.picker.visible_paths()) == 3, 5)
         app.submit(str(models / "densenet.onnx"))
@@ -59,7 +67,7 @@ async def shoot(models: Path, out: Path, theme: str, cancel: bool, zoom: bool = 
         await pilot.pause(2.0)
         if cancel:
             await pilot.press("c")
-            await until(pilot, lambda: app.views[2].state is State.CANCELLED, 10)
+            await until(pilot, lambda: nth_view(app, 1) is not None and nth_view(app, 1).state is State.CANCELLED, 10)
             await pilot.pause(0.3)
         if zoom:  # the phase tree alone on the screen (`z`)
             app.phase_view.focus()
@@ -82,7 +90,7 @@ async def shoot_history(models: Path, out: Path) -> None:
     app = TrtTuiApp(AppConfig(paths=[str(directory)], session=SessionSettings(history=str(history), executor="thread")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
-        await until(pilot, lambda: app.views and app.views[1].state.final, 60)
+        await until(pilot, lambda: app.views and nth_view(app, 0).state.final, 60)
         await pilot.press("h")
         await pilot.pause(0.5)
         await pilot.press("down", "space", "up")  # one marked; `d` would compare it with the highlighted
