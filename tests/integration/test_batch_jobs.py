@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.commands import run_command
 from support.history import record
+from support.machine import needs_cpu_cgroup_v1
 
 from trt_tui.core.build.memory_limit import own_cgroup
 from trt_tui.core.history.records import History
@@ -77,20 +78,6 @@ def started_order(lines: list[str]) -> list[str]:
     return [model for model, state in states(lines) if state == "parsing"]
 
 
-def _cpu_cgroup_problem() -> str | None:
-    own = own_cgroup("cpu")
-    parent = Path("/sys/fs/cgroup/cpu") / (own or "/").lstrip("/")
-    if own is None or not (parent / "cpu.cfs_quota_us").exists():
-        return "no cgroup v1 cpu controller here"
-    probe = parent / f"trt-tui-test-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        probe.rmdir()
-    except OSError as exc:
-        return f"{parent}: cannot create a child cgroup ({exc.strerror})"
-    return None
-
-
 def _remove_when_empty(group: Path, seconds: float = 10.0) -> None:
     """Remove the test's cgroup once the processes the CLI left exiting (build processes that end
     after it) are gone."""
@@ -121,7 +108,7 @@ def test_jobs_auto_under_a_one_cpu_affinity_builds_one_at_a_time(cli_env, trt_tu
 
 
 @needs_two_cores
-@pytest.mark.skipif(_cpu_cgroup_problem() is not None, reason=str(_cpu_cgroup_problem()))
+@needs_cpu_cgroup_v1
 def test_jobs_auto_in_a_cgroup_with_a_one_cpu_quota_picks_one(cli_env, trt_tui_command, batch, tmp_path) -> None:
     """A container limited to one CPU (`docker --cpus 1`) on a machine with more: a real cgroup v1
     with a quota of one period per period; the CLI is started inside it."""

@@ -1,4 +1,4 @@
-"""What this machine lets a test do: a memory cgroup v1 of a build's own."""
+"""What this machine lets a test do: a cgroup v1 of a build's own (memory, or CPU)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import pytest
 from trt_tui.core.build.memory_limit import own_cgroup
 
 
-def cgroup_v1_problem() -> str | None:
-    """Why a build cannot be put in a memory cgroup v1 of its own here, or None."""
-    own = own_cgroup("memory")
+def cgroup_v1_problem(controller: str = "memory", knob: str = "memory.limit_in_bytes") -> str | None:
+    """Why a build cannot be put in a cgroup v1 of its own of `controller` here (`knob`: a file that
+    controller's groups hold), or None."""
+    own = own_cgroup(controller)
     if own is None:
-        return "no cgroup v1 memory controller (/proc/self/cgroup names none)"
-    parent = Path("/sys/fs/cgroup/memory") / own.lstrip("/")
-    if not (parent / "memory.limit_in_bytes").exists():
-        return f"{parent}: no memory cgroup v1 mounted here"
+        return f"no cgroup v1 {controller} controller (/proc/self/cgroup names none)"
+    parent = Path("/sys/fs/cgroup") / controller / own.lstrip("/")
+    if not (parent / knob).exists():
+        return f"{parent}: no {controller} cgroup v1 mounted here"
     probe = parent / f"trt-tui-test-probe-{os.getpid()}"
     try:
         probe.mkdir()
@@ -28,3 +29,5 @@ def cgroup_v1_problem() -> str | None:
 
 
 needs_cgroup_v1 = pytest.mark.skipif(cgroup_v1_problem() is not None, reason=str(cgroup_v1_problem()))
+cpu_cgroup_v1_problem = cgroup_v1_problem("cpu", "cpu.cfs_quota_us")
+needs_cpu_cgroup_v1 = pytest.mark.skipif(cpu_cgroup_v1_problem is not None, reason=str(cpu_cgroup_v1_problem))
