@@ -44,10 +44,13 @@ async def filter_to(pilot, app: TrtTuiApp, text: str) -> None:
     await pilot_wait(pilot, lambda: app.focused is app.picker, 2)
 
 
+HELD_IN = "Determining refit engines"  # where `held_replay_app`'s build holds
+
+
 def held_replay_app(models: Path) -> TrtTuiApp:
     """An app whose ResNet-50 replay holds in "Determining refit engines", with frozen clocks, no
     history and no GPU: the same picture on every machine."""
-    app = make(models, executor_obj=replay_executor(hold_at=index_after_start("Determining refit engines"), recorded_times=True),
+    app = make(models, executor_obj=replay_executor(hold_at=index_after_start(HELD_IN), recorded_times=True),
                history=str(models / "empty-history.sqlite3"),  # no ETA from other tests' builds
                gpu_interval=3600)  # one host reading, whatever the test's pace
     app.clock = lambda: 0.0
@@ -58,9 +61,16 @@ def held_replay_app(models: Path) -> TrtTuiApp:
 
 
 async def start_held_build(pilot, app: TrtTuiApp) -> None:
+    """Build ResNet-50 in a `held_replay_app` and return once the replay holds: every event before the
+    hold is in the app (it holds right after the phase starts), so pictures taken later are the same."""
     await filter_to(pilot, app, "resnet")
     await pilot.press("enter")
-    await pilot_wait(pilot, lambda: app.views and len(app.views[1].tree.phases) >= 12, 10)
+
+    def held() -> bool:
+        views = list(app.views.values())
+        return bool(views) and any(phase.name == HELD_IN for phase in views[0].tree.phases.values())
+
+    await pilot_wait(pilot, held, 10)
 
 
 SMALL = (80, 24)
