@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from ..core.history.records import History
+
+T = TypeVar("T")
 
 
 def check_model_readable(path: Path) -> str | None:
@@ -97,6 +104,22 @@ def check_history(named: str | None) -> None:
             problem = None  # unreadable: the session says so and builds without history
         if problem is not None:
             raise UsageError(problem)
+
+
+def read_history(path: Path, read: Callable[[History], T]) -> T:
+    """`read(history)` of the history at `path`, opened as it is (never created); an unreadable or
+    foreign file is one line (UsageError)."""
+    import sqlite3
+
+    from ..core.history.records import History, HistoryError
+
+    try:
+        with History(path, create=False) as history:
+            return read(history)
+    except HistoryError as exc:
+        raise UsageError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise UsageError(f"{path}: cannot read build history: {exc}") from None
 
 
 def terminal_problem(stdin=None, stdout=None) -> str | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from pathlib import Path
 
 from ..errors import EXIT_OK, UsageError
@@ -56,7 +55,8 @@ def tally(reports: list[tuple[str, dict]]) -> dict:
 def run(args) -> int:
     from ...core.files.printable import escaped
     from ...core.files.units import human_bytes, human_seconds
-    from ...core.history.records import History, HistoryError, default_path, history_path
+    from ...core.history.records import default_path, history_path
+    from ..checks import read_history
 
     if args.action == "prune":
         return prune(args)
@@ -65,16 +65,7 @@ def run(args) -> int:
     path = history_path(args.history) or default_path()
     records = []
     if path.exists() or args.history:
-        try:
-            history = History(path, create=False)
-            try:
-                records = history.cached()
-            finally:
-                history.close()
-        except HistoryError as exc:
-            raise UsageError(str(exc)) from None
-        except sqlite3.Error as exc:
-            raise UsageError(f"{path}: cannot read build history: {exc}") from None
+        records = read_history(path, lambda history: history.cached())
     figures = tally([(Path(r.model).name, r.cache) for r in records if r.cache])
     if args.json:
         print(json.dumps(figures))

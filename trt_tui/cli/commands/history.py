@@ -25,10 +25,9 @@ def options(h: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    import sqlite3
-
-    from ...core.history.records import History, HistoryError, default_path, history_path
+    from ...core.history.records import default_path, history_path
     from ...core.history.table import format_history
+    from ..checks import read_history
 
     if args.model == "diff":  # `history diff ...`; a model file literally named "diff" needs ./diff
         return diff_command(args)
@@ -40,16 +39,7 @@ def run(args) -> int:
     if not path.exists() and not args.history:
         print("no builds recorded")  # nothing built yet: nothing to read, and nothing is created
         return EXIT_OK
-    try:
-        history = History(path, create=False)
-        try:
-            records = history.builds(args.model, limit=args.limit)
-        finally:
-            history.close()
-    except HistoryError as exc:
-        raise UsageError(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise UsageError(f"{path}: cannot read build history: {exc}") from None
+    records = read_history(path, lambda history: history.builds(args.model, limit=args.limit))
     if args.json:
         for record in records:
             print(json.dumps(record.as_json()))
