@@ -22,10 +22,13 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'trt-tui[ray]'")
 
+from support.commands import json_lines, run_command  # noqa: E402
 from support.events import Recorder  # noqa: E402
 
 from trt_tui.core.build.driver import BuildSpec  # noqa: E402
-from trt_tui.core.build.events import Finished, PhaseStart, StackDump, State, Vitals  # noqa: E402
+from trt_tui.core.build.events import Finished, Log, PhaseStart, StackDump, State, Vitals  # noqa: E402
+from trt_tui.core.cache.shared_cache import SharedCache  # noqa: E402
+from trt_tui.core.cache.shared_store import SharedStore  # noqa: E402
 from trt_tui.core.execution.executors import ThreadExecutor, make_executor  # noqa: E402
 from trt_tui.core.execution.ray_executor import RayExecutor, RayResources  # noqa: E402
 from trt_tui.core.execution.scheduler import Scheduler  # noqa: E402
@@ -244,6 +247,57 @@ def test_cache_and_history_work_through_ray(executor, sample_dir, tmp_path):
         assert history.expected_phases(sample_dir / "mnist.onnx"), "no phase timings were recorded"
     finally:
         history.close()
+
+
+def test_a_ray_workers_build_is_stored_by_the_worker_and_fetched_by_a_local_one(local_ray, sample_dir, tmp_path,
+                                                                                cli_env, trt_tui_command):
+    """--executor ray --cache URL: the task stores the engine it built from its own worker (the record
+    names that process, the one its vitals came from, not this one), and another machine (a home of
+    its own, the default local executor) fetches it."""
+    store = tmp_path / "store"
+    executor = RayExecutor(vitals=VitalsConfig(interval=0.2))
+    session = make_session(1, history=tmp_path / "h.db", executor_obj=executor,
+                           shared=SharedCache(SharedStore(store.as_uri())))
+    recorder = Recorder()
+    session.scheduler.subscribe(recorder)
+    engine = tmp_path / "m.engine"
+    job = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", engine))
+    assert session.scheduler.wait(TIMEOUT)
+    session.close()
+    executor.close()
+    assert job.state is State.SUCCEEDED, job.outcome
+    key = job.cache.key
+    record = json.loads((store / key[:2] / f"{key}.json").read_text())
+    workers = {e.pid for e in recorder.of(job.id) if type(e) is Vitals}
+    assert record["stored_by"]["pid"] in workers and os.getpid() not in workers, (record, workers)
+    assert job.cache.result == "miss" and job.cache.bytes_stored == record["engine_bytes"] == engine.stat().st_size
+    home = tmp_path / "b"
+    env = {**cli_env, "HOME": str(home), "TRT_TUI_CACHE": str(home / "cache"), "TRT_TUI_HISTORY": str(home / "h.db")}
+    model = home / "checkout" / "mnist.onnx"
+    model.parent.mkdir(parents=True)
+    shutil.copy(sample_dir / "mnist.onnx", model)
+    result = run_command(trt_tui_command, env, "build", model, "--json", "--cache", store.as_uri(), timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    final = [e for e in json_lines(result.stdout) if e["event"] == "state"][-1]
+    assert final["state"] == "skipped" and final["detail"].startswith(f"fetched from {store.as_uri()}"), final
+    assert model.with_suffix(".engine").read_bytes() == engine.read_bytes()
+
+
+def test_a_worker_that_cannot_store_says_so_in_its_builds_log_and_the_build_succeeds(executor, sample_dir, tmp_path):
+    """A store the task cannot write (sysfs: not even root may make a directory there) costs the build
+    nothing: one line in its log, from the task, and nothing stored."""
+    url = "file:///sys/trt-tui-shared-cache-test"
+    session = make_session(1, history=tmp_path / "h.db", executor_obj=executor, shared=SharedCache(SharedStore(url)))
+    recorder = Recorder()
+    session.scheduler.subscribe(recorder)
+    job = session.scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", tmp_path / "m.engine"))
+    assert session.scheduler.wait(TIMEOUT)
+    session.close()
+    assert job.state is State.SUCCEEDED, job.outcome
+    assert (tmp_path / "m.engine").stat().st_size == job.outcome.engine_bytes
+    said = [e.message for e in recorder.of(job.id) if type(e) is Log and url in e.message]
+    assert len(said) == 1 and "not writable" in said[0], said
+    assert job.cache.result == "miss" and job.cache.bytes_stored == 0
 
 
 def test_a_ray_build_samples_its_own_worker(local_ray, sample_dir, tmp_path):

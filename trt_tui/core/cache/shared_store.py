@@ -13,7 +13,8 @@ A fetch reads the record, then the engine into a temporary file beside nothing i
 and checks its size and SHA-256 against the record: a corrupt or partial object is a miss, said in
 one line, never installed, and replaced by the engine this machine then builds. Every operation on the store runs on a thread of its own and is
 waited for at most `timeout` seconds: an unreachable, slow or read-only store costs that wait once,
-is said once, and is not asked again this session; the build goes on locally. Credentials come from
+is said once, and is not asked again this session; the build goes on locally (a store that refuses a
+write says it is not writable, and what its failed store had written is removed). Credentials come from
 the back end's usual places (environment, profiles); a URL that carries them is refused, and the URL
 is shown only as given (`redacted`).
 """
@@ -24,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -113,6 +115,10 @@ class SharedStore:
     def down(self) -> str | None:
         return self._down
 
+    def distrusts(self, key_hex: str) -> bool:
+        """What the store holds under `key_hex` was found corrupt or partial here: a store replaces it."""
+        return key_hex in self._corrupt
+
     def _bounded(self, what: str, work: Callable[[], object]) -> object:
         """`work()` on its own thread, waited for at most `timeout`; its exception is raised here."""
         box: dict[str, object] = {}
@@ -147,7 +153,14 @@ class SharedStore:
             if self._down is not None:
                 return
             self._down = f"{type(exc).__name__}: {exc}".splitlines()[0][:200] if str(exc) else type(exc).__name__
-        self.say(f"cache {self.redacted}: {doing} failed ({self._down}); building locally, not asking it again")
+        if doing == "storing" and isinstance(exc, PermissionError):  # s3fs's AccessDenied is one too
+            self.say(f"cache {self.redacted}: not writable ({self._down}); engines built here are not stored,"
+                     " not asking it again")
+        elif doing == "storing":
+            self.say(f"cache {self.redacted}: storing failed ({self._down}); the engine is kept here only,"
+                     " not asking it again")
+        else:
+            self.say(f"cache {self.redacted}: {doing} failed ({self._down}); building locally, not asking it again")
 
     def fetch(self, key_hex: str) -> Fetched | None:
         """The engine stored under `key_hex`, checked, in a temporary file; None on a miss (absent,
@@ -185,7 +198,8 @@ class SharedStore:
 
         try:
             record = self._bounded("fetch", work)
-        except FileNotFoundError:  # a record without its engine: a partial object
+        except FileNotFoundError:  # a record without its engine: a partial object, replaced once built
+            self._corrupt.add(key_hex)
             self.say(f"cache {self.redacted}: {key_hex[:12]} has a record but no engine; building")
             local.unlink(missing_ok=True)
             return None
@@ -238,26 +252,37 @@ class SharedStore:
                        float(seconds) if isinstance(seconds, (int, float)) else None,
                        time.monotonic() - started, "local", kept=True)
 
-    def store(self, key_hex: str, engine: Path, record: dict) -> int | None:
+    def store(self, key_hex: str, engine: Path, record: dict, replace: bool = False) -> int | None:
         """Store `engine` under `key_hex` with its `record`; the bytes stored, or None where it was
-        already there or the store failed (said once)."""
+        already there or the store failed (said once). `replace`: what is stored under the key was
+        found corrupt or partial (by whoever asked for this build), so it is written over. The record
+        says which process stored it (`stored_by`: host and pid)."""
         if self._down is not None:
             return None
-        document = json.dumps({"v": RECORD_VERSION, **record}, sort_keys=True).encode()
+        stored_by = {"host": socket.gethostname(), "pid": os.getpid()}
+        document = json.dumps({"v": RECORD_VERSION, **record, "stored_by": stored_by}, sort_keys=True).encode()
 
         def work() -> int | None:
             fs = self._filesystem()
             target = self._path(key_hex)
-            if key_hex not in self._corrupt and fs.exists(target + ".json"):
+            if not replace and key_hex not in self._corrupt and fs.exists(target + ".json"):
                 return None  # stored already (by this machine or another): the same bytes
             if _sha256_of(engine) != record.get("engine_sha256"):
                 return None  # another build's engine took its place since: not what the record names
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             temporary = f"{target}.{uuid.uuid4().hex}.tmp"
-            fs.put_file(str(engine), temporary + ".engine")
-            fs.mv(temporary + ".engine", target + ".engine")
-            fs.pipe_file(temporary + ".json", document)
-            fs.mv(temporary + ".json", target + ".json")  # last: the engine is whole before anyone sees it
+            try:
+                fs.put_file(str(engine), temporary + ".engine")
+                fs.mv(temporary + ".engine", target + ".engine")
+                fs.pipe_file(temporary + ".json", document)
+                fs.mv(temporary + ".json", target + ".json")  # last: the engine is whole before anyone sees it
+            except BaseException:  # nothing half-written left behind (what could be removed)
+                for leftover in (temporary + ".engine", temporary + ".json"):
+                    try:
+                        fs.rm_file(leftover)
+                    except Exception:
+                        pass
+                raise
             return engine.stat().st_size
 
         try:

@@ -2,7 +2,8 @@
 skipped (its `Finished` says why, and which backend built the engine kept); else, where a shared
 cache (--cache URL) is given, it is asked for the engine, and a hit is a skip too (its engine
 fetched, "fetched from ..."); else the build runs on the executor, and a successful one is recorded
-under what it was built from, and stored in the shared cache.
+under what it was built from, and stored in the shared cache: here, or where it was built, by an
+executor that `stores_where_built` (a Ray task), which is given the key and the record beforehand.
 
 The scheduler runs every job through this, so the queue's logic and the cache's stay apart.
 """
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..build.driver import Outcome
 from ..build.events import BuildResult, Finished
 from ..build.states import State
-from ..cache.engine_cache import EngineCache
+from ..cache.engine_cache import Decision, EngineCache
 from .executor import Executor
 from .job import BuildJob
 
@@ -50,6 +51,10 @@ def build_through_cache(cache: EngineCache | None, executor: Executor, job: Buil
                           reason=reason))
         return outcome
     job.reason = reason
+    if shared is not None and executor.stores_where_built:
+        if decision.deferred:  # the build stores under the key where it runs: the key goes with it
+            decision = _fingerprinted(cache, job, decision)
+        job.store_order = shared.order(job.spec, job.fingerprint, job.cache)
     # A build that happens anyway does not wait for the model to be hashed
     taking = cache.beside(job.spec) if decision.deferred else None
     cancelled = True  # (or raised)
@@ -63,9 +68,21 @@ def build_through_cache(cache: EngineCache | None, executor: Executor, job: Buil
     if outcome.state is State.SUCCEEDED and outcome.engine_bytes:
         if job.fingerprint is not None:
             cache.record(job.spec, job.fingerprint, outcome)
-            if shared is not None:
+            if shared is not None and job.store_order is not None:  # the build stored it itself
+                job.cache = shared.stored_where_built(job.store_order, job.stored_bytes, job.cache)
+            elif shared is not None:
                 built_in = time.monotonic() - (job.started or time.monotonic())
                 job.cache = shared.keep(job.spec, job.fingerprint, outcome, built_in, job.cache)
         elif taking is not None and taking.changed:
             cache.record_changed(job.spec, outcome)
     return outcome
+
+
+def _fingerprinted(cache: EngineCache, job: BuildJob, decision: Decision) -> Decision:
+    """`decision` with the fingerprint taken now rather than beside the build; as it was where the
+    model cannot be read (the build says why)."""
+    try:
+        job.fingerprint = cache.fingerprint(job.spec)
+    except Exception:
+        return decision
+    return replace(decision, fingerprint=job.fingerprint, deferred=False)

@@ -82,6 +82,9 @@ class Executor(ABC):
     pins_gpus: ClassVar[bool] = False  # it can pin each build's process to its GPU (`pin_gpus`)
     memory_limits: ClassVar[bool] = False  # it can put each build's process under a memory limit
     outlives_exit: ClassVar[bool] = False  # what it started (a local Ray) must be stopped as the process exits
+    # Its builds run elsewhere and store their own engine in the shared cache, as `job.store_order`
+    # says, reporting the bytes stored in `job.stored_bytes` (`cached_build`); else this process stores.
+    stores_where_built: ClassVar[bool] = False
     release_on_close: bool = True
 
     @classmethod

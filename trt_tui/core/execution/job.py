@@ -26,6 +26,7 @@ from ..build.events import Event, Finished, Queued, Stage, Started, State, Vital
 from ..build.monitor import CancelToken
 from ..build.payloads import CacheReport, Forecast
 from ..cache.fingerprint import Fingerprint
+from ..cache.shared_cache import StoreOrder
 
 
 def _unix(monotonic: float) -> float:
@@ -48,6 +49,10 @@ class BuildJob:
     delivered: threading.Event = field(default_factory=threading.Event)
     fingerprint: Fingerprint | None = None  # what it is built from, once the cache has looked
     cache: CacheReport | None = None  # what the shared engine cache did for it, where one was asked
+    # Where its executor `stores_where_built`: what the build needs to store its own engine in the
+    # shared cache, and the bytes it said it stored there (None: nothing).
+    store_order: StoreOrder | None = None
+    stored_bytes: int | None = None
     reason: str | None = None  # why it builds: said on the build's first state
     forecast: Forecast | None = None  # its peak memory, forecast when it was submitted (`forecast`)
     summary: Queued | None = None  # its first event: what was queued

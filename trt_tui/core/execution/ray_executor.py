@@ -4,7 +4,8 @@ Each build is one Ray task in a worker process of its own (`max_calls=1`: the wo
 one build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing
 assumes a shared filesystem: the model's bytes (and its external data files) go to the task, which
 builds into memory; the engine's bytes come back (through the relay, below) and the caller writes them
-with the one atomic writer, after the build, only when it succeeded and was not cancelled.
+with the one atomic writer, after the build, only when it succeeded and was not cancelled (a shared
+cache, --cache URL, the task fills itself from its node: `stores_where_built`).
 
 Events stream back while the build runs through one small relay actor per executor: the task's
 `BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
@@ -137,6 +138,7 @@ class RayExecutor(TransportExecutor):
                        metavar="NAME[=N]", repeatable=True),
     )
     own_process = True  # a Ray worker's, on whichever node Ray places it
+    stores_where_built = True  # the task stores its engine in the shared cache (`ray_task.store_engine`)
     outlives_exit = True  # a local Ray it started is shut down by Ray's own exit hook
     STOPPED = "the Ray task was cancelled with force=True"
 
@@ -284,7 +286,7 @@ class RayExecutor(TransportExecutor):
 
         spec = job.spec
         try:
-            shipment = shipment_of(job.id, spec, self.vitals, self.build)
+            shipment = shipment_of(job.id, spec, self.vitals, self.build, job.store_order)
         except BuildError as exc:
             return _finish(job, 0.0, Outcome(State.FAILED, error=str(exc)))
         try:
@@ -310,7 +312,7 @@ class RayExecutor(TransportExecutor):
 
         try:
             self.follow(job, task, receive, lambda: self._send_cancel(job, task, follower))
-            outcome, engine = self._ended(job, ref, task, follower)
+            outcome, engine, job.stored_bytes = self._ended(job, ref, task, follower)
             follower.relay(self._take(job, follower))
         finally:
             try:
@@ -344,10 +346,10 @@ class RayExecutor(TransportExecutor):
         else:
             self._relay.cancel.remote(job.id)
 
-    def _ended(self, job: BuildJob, ref, task: RunningBuild, follower: _RayFollower) -> tuple[Outcome, bytes | None]:
-        """How the task's build ended: what it delivered to the relay before it returned. Ray's own
-        result of the task is read for why, where it delivered nothing (lost, killed, forced); where it
-        did, an error Ray reports after that (its worker ended while replying) costs the build nothing."""
+    def _ended(self, job: BuildJob, ref, task: RunningBuild, follower: _RayFollower) -> tuple[Outcome, bytes | None, int | None]:
+        """How the task's build ended, its engine and the bytes it stored: what it delivered to the relay
+        before it returned (`ray_task.Delivered`). Ray's own result is read for why where it delivered
+        nothing (lost, killed, forced); where it did, an error Ray reports after that costs the build nothing."""
         import ray
 
         try:
@@ -355,8 +357,10 @@ class RayExecutor(TransportExecutor):
             cause: BaseException | None = None
         except Exception as exc:
             cause = exc
-        delivered = self._ask(follower, self._relay.result, job.id, None)
-        return delivered if delivered is not None else (follower.verdict(task.forced, cause), None)
+        got = self._ask(follower, self._relay.result, job.id, None)
+        if got is None:
+            return follower.verdict(task.forced, cause), None, None
+        return got.outcome, got.engine, got.stored
 
     def _take(self, job: BuildJob, follower: _RayFollower) -> list:
         """The task's events so far. A relay lost (with its node) loses the events, not the build's

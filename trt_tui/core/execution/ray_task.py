@@ -7,6 +7,11 @@ to the relay through the one `BatchSender`, whose every push (an empty one too, 
 answers whether the caller asked to cancel. The task's own WRITING and final states stay here: the
 caller writes the engine, and reports that and how the build ended.
 
+Where the caller gives a `StoreOrder` (--cache URL), the task stores the engine it built in the shared
+cache itself, from its own node and with that node's credentials, before it delivers: a failure to
+store is one line in the build's log, never the build's failure, and what it stored is delivered with
+the outcome.
+
 How the build ended, with the engine's bytes, goes to the relay too, and the task returns only once
 the relay has them. The task's own return cannot carry them: its worker is the build's alone
 (`max_calls=1`), and Ray ends that worker as soon as the task returns, shutting its RPC server while
@@ -38,7 +43,8 @@ from ..build.driver import (
     check_output_writable,
     run_build,
 )
-from ..build.events import Finished, Log, Stage, State
+from ..build.events import Finished, Log, Severity, Stage, State
+from ..cache.shared_cache import StoreOrder
 from ..files import atomic
 from ..model.modelinfo import ModelInfoError, read_model_info
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig, watch_build
@@ -55,7 +61,7 @@ class EventRelay:
     def __init__(self) -> None:
         self.batches: dict[int, list] = {}
         self.cancelled: set[int] = set()
-        self.results: dict[int, tuple[Outcome, bytes | None]] = {}
+        self.results: dict[int, Delivered] = {}
 
     def push(self, job: int, batch: list) -> bool:
         if batch:
@@ -68,11 +74,11 @@ class EventRelay:
     def cancel(self, job: int) -> None:
         self.cancelled.add(job)
 
-    def deliver(self, job: int, outcome: Outcome, engine: bytes | None) -> None:
-        """The task's last call: how its build ended, and the engine's bytes where it succeeded."""
-        self.results[job] = (outcome, engine)
+    def deliver(self, job: int, delivered: Delivered) -> None:
+        """The task's last call: how its build ended, the engine's bytes where it succeeded."""
+        self.results[job] = delivered
 
-    def result(self, job: int) -> tuple[Outcome, bytes | None] | None:
+    def result(self, job: int) -> Delivered | None:
         """What the task delivered, once (None: it delivered nothing, it was lost or killed first)."""
         return self.results.pop(job, None)
 
@@ -85,6 +91,16 @@ class EventRelay:
 
 
 @dataclass(frozen=True)
+class Delivered:
+    """What a task hands the relay as it ends: how its build ended, the engine's bytes where it
+    succeeded, and the bytes it stored in the shared cache (None: it stored nothing)."""
+
+    outcome: Outcome
+    engine: bytes | None = None
+    stored: int | None = None
+
+
+@dataclass(frozen=True)
 class Shipment:
     """A build as it travels to the task: the spec's data and the files it reads, as bytes."""
 
@@ -93,6 +109,7 @@ class Shipment:
     files: dict[str, bytes]  # relative path in the work directory -> contents; the model first
     vitals: VitalsConfig | None = DEFAULT_VITALS  # how the task samples its own process; None: not at all
     build: Callable = run_build  # what the task runs: `run_build`, or a stand-in with its signature
+    store: StoreOrder | None = None  # where the task stores the engine it built (--cache URL)
 
 
 def build_task(shipment: Shipment, relay) -> None:
@@ -137,18 +154,39 @@ def build_task(shipment: Shipment, relay) -> None:
         finally:
             if watch is not None:
                 watch.stop()
+        built = engine[0] if engine and outcome.state is State.SUCCEEDED else None
+        stored = None
+        if built is not None and shipment.store is not None:
+            stored = store_engine(shipment.store, built, workdir, time.monotonic() - t0,
+                                  lambda line: buffer.push(Log(job, time.monotonic() - t0, Severity.WARNING, line)))
         stream.finish()
         outcome = replace(outcome, error=rename.text(outcome.error), detail=rename.text(outcome.detail))
-        deliver(relay, job, outcome, engine[0] if engine and outcome.state is State.SUCCEEDED else None)
+        deliver(relay, job, Delivered(outcome, built, stored))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def deliver(relay, job: int, outcome: Outcome, engine: bytes | None) -> None:
+def store_engine(order: StoreOrder, engine: bytes, workdir: Path, build_seconds: float,
+                 say: Callable[[str], None]) -> int | None:
+    """Store the engine built here in the shared cache, as `order` says; the bytes stored, or None
+    (stored already, or not: `say` tells why, in the build's log). Never raises."""
+    path = workdir / "stored.engine"
+    try:
+        path.write_bytes(engine)
+    except OSError as exc:
+        say(f"cache {order.url}: cannot write the engine to store ({exc.strerror or exc}); not stored")
+        return None
+    try:
+        return order.fulfil(path, build_seconds, say)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def deliver(relay, job: int, delivered: Delivered) -> None:
     """Hand the build's end to the relay and wait until it holds it: only then may the worker go."""
     import ray
 
-    ray.get(relay.deliver.remote(job, outcome, engine))
+    ray.get(relay.deliver.remote(job, delivered))
 
 
 def task_sender(job: int, buffer: EventBuffer, relay, rewrite, cancel: threading.Event) -> BatchSender:
@@ -210,7 +248,7 @@ def _remove_stale_workdirs() -> None:
 
 
 def shipment_of(job: int, spec: BuildSpec, vitals: VitalsConfig | None = DEFAULT_VITALS,
-                build: Callable = run_build) -> Shipment:
+                build: Callable = run_build, store: StoreOrder | None = None) -> Shipment:
     """Read the model and its external data here: the task's node may not see this filesystem."""
     model = spec.model
     check_output_writable(spec.output)  # the engine is written here, after the build
@@ -240,4 +278,4 @@ def shipment_of(job: int, spec: BuildSpec, vitals: VitalsConfig | None = DEFAULT
             files[name] = path.read_bytes()
         except OSError:
             raise BuildError(f"{model}: external data file {path} does not exist") from None
-    return Shipment(job, spec, files, vitals, build)
+    return Shipment(job, spec, files, vitals, build, store)
