@@ -25,7 +25,6 @@ import functools
 import hashlib
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -259,6 +258,8 @@ class SharedStore:
         says which process stored it (`stored_by`: host and pid)."""
         if self._down is not None:
             return None
+        import socket  # here: it imports selectors, which a build without a cache never needs
+
         stored_by = {"host": socket.gethostname(), "pid": os.getpid()}
         document = json.dumps({"v": RECORD_VERSION, **record, "stored_by": stored_by}, sort_keys=True).encode()
 

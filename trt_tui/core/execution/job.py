@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..build.buffer import EventBuffer
 from ..build.driver import BuildSpec, Outcome
@@ -26,7 +27,9 @@ from ..build.events import Event, Finished, Queued, Stage, Started, State, Vital
 from ..build.monitor import CancelToken
 from ..build.payloads import CacheReport, Forecast
 from ..cache.fingerprint import Fingerprint
-from ..cache.shared_cache import StoreOrder
+
+if TYPE_CHECKING:  # given only with a shared cache, which a build without one never imports
+    from ..cache.shared_cache import StoreOrder
 
 
 def _unix(monotonic: float) -> float:
