@@ -1,6 +1,7 @@
 """The shared engine cache with real builds: two "machines" (two homes, two checkouts of one model)
 sharing a directory and a real S3 endpoint (moto's server), a truncated object, two processes
-storing one key at once, and a store that stops answering mid-fetch."""
+storing one key at once, a store that stops answering mid-fetch, and a store another real user may
+read but not write."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
+import sysconfig
+import tempfile
 import threading
 import time
 import uuid
@@ -332,3 +336,57 @@ def test_the_store_is_pruned_by_age_on_request(tmp_path, cli_env, trt_tui_comman
     assert left == [f"{keys['resnet50']}.engine", f"{keys['resnet50']}.json"]
     refused = run_command(trt_tui_command, env, "cache", "prune", "--remote", "s3://u:p@bucket/x", "--older-than", "1")
     assert refused.returncode == 2 and "credentials" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def python_of(user) -> list[str]:
+    """A Python `user` may run, with this run's packages: this one, where they may reach it; else the
+    system's of the same version, given this one's site-packages (a pyenv under /root is not theirs)."""
+    site_packages = sysconfig.get_paths()["purelib"]
+    for python in (sys.executable, shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                                                  path="/usr/bin:/bin")):
+        if python is None:
+            continue
+        command = [python, "-c", f"import site, runpy; site.addsitedir({site_packages!r});"
+                                  " runpy.run_module('trt_tui', run_name='__main__', alter_sys=True)"]
+        probe = subprocess.run(["runuser", "-u", user.pw_name, "--", python, "-c", "pass"], capture_output=True)
+        if probe.returncode == 0:
+            return command
+    pytest.skip(f"no Python {sys.version_info[0]}.{sys.version_info[1]} that user {user.pw_name} may run")
+
+
+def test_a_store_this_user_may_not_write_is_said_once_and_the_builds_go_on(cli_env, other_user):
+    """A store others may read, not write (a team's read-only mount): as another real user (root ignores
+    modes), two builds that miss both build here and succeed, one line says the store is not writable
+    (the second build does not ask again), and nothing is left in the store, not even a temporary."""
+    place = Path(tempfile.mkdtemp(prefix="trt-tui-readonly-store-"))
+    try:
+        place.chmod(0o755)
+        store = place / "store"
+        store.mkdir(mode=0o755)
+        work = place / "work"
+        models = []
+        for name in ("a", "b"):  # two checkouts of one model: one key, two misses
+            models.append(work / name / "mnist.onnx")
+            models[-1].parent.mkdir(parents=True)
+            write_samples(models[-1].parent, ["mnist"])
+        home = work / "home"
+        env = {**cli_env, "HOME": str(home), "TRT_TUI_CACHE": str(work / "cache"),
+               "TRT_TUI_HISTORY": str(work / "history.sqlite3"), "XDG_RUNTIME_DIR": str(work / "run"),
+               "TRT_TUI_TEST_RUNTIME": str(work / "run"),
+               **{f"XDG_{d}_HOME": str(home / d.lower()) for d in ("DATA", "CACHE", "CONFIG", "STATE")}}
+        subprocess.run(["chown", "-R", f"{other_user.pw_uid}:{other_user.pw_gid}", str(work)], check=True)
+        result = subprocess.run(["runuser", "-u", other_user.pw_name, "--", "/usr/bin/env", f"HOME={home}",
+                                 *python_of(other_user), "build", *map(str, models), "--json", "-j", "1",
+                                 "--cache", store.as_uri()],
+                                capture_output=True, text=True, env=env, cwd=work, timeout=180)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr, result.stderr
+        finals = [e for e in json_lines(result.stdout) if e["event"] == "state" and e["state"] == "succeeded"]
+        assert len(finals) == 2 and all(f["cache"]["result"] == "miss" and not f["cache"]["bytes_stored"]
+                                        for f in finals), result.stdout
+        said = [line for line in result.stderr.splitlines() if store.as_uri() in line]
+        assert len(said) == 1 and "not writable" in said[0], result.stderr
+        assert all(model.with_suffix(".engine").stat().st_size == finals[0]["engine_bytes"] for model in models)
+        assert list(store.iterdir()) == []
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
