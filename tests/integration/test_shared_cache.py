@@ -6,6 +6,7 @@ read but not write."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support.commands import json_lines, run_command
+from support.commands import json_lines, one_error, run_command
 
 from trt_tui.core.build import protocol
 from trt_tui.core.model.samples import write_samples
@@ -315,6 +316,71 @@ def test_an_unreachable_store_is_said_once_and_the_build_goes_on(tmp_path, mnist
     assert time.monotonic() - started < 60
 
 
+def store_engines(url: str, folder: Path, sizes: list[int], pause: float = 0.0) -> list[str]:
+    """Engines of these sizes stored in the store at `url` in turn (`pause` seconds apart), as a build
+    stores one; their keys. Their bytes are random: pruning never reads them, and fetching checks them
+    against their record as it would a real engine's."""
+    import numpy as np
+
+    from trt_tui.core.cache.shared_store import SharedStore, cache_key_hex
+
+    store, keys = SharedStore(url), []
+    for n, size in enumerate(sizes):
+        engine = folder / f"{n}.engine"
+        engine.write_bytes(np.random.default_rng(n).bytes(size))
+        key = cache_key_hex({"model": n})
+        digest = hashlib.sha256(engine.read_bytes()).hexdigest()
+        assert store.store(key, engine, {"engine_bytes": size, "engine_sha256": digest}) == size
+        keys.append(key)
+        time.sleep(pause)
+    return keys
+
+
+def fetchable(url: str, keys: list[str], monkeypatch, folder: Path) -> list[bool]:
+    """Which of `keys` a reader of the store at `url` fetches whole (a hit): a reader that keeps no
+    engine of its own (the local side), so each answer is the store's."""
+    from trt_tui.core.cache.shared_store import SharedStore
+
+    monkeypatch.setenv("TRT_TUI_CACHE", tempfile.mkdtemp(prefix="reader-", dir=folder))
+    found = [SharedStore(url).fetch(key) for key in keys]
+    for fetched in found:
+        if fetched is not None and not fetched.kept:
+            fetched.path.unlink()
+    return [fetched is not None for fetched in found]
+
+
+@pytest.mark.parametrize("where", ["directory", "s3"])
+def test_the_store_is_pruned_to_a_size_oldest_stored_first(where, tmp_path, cli_env, trt_tui_command, monkeypatch,
+                                                           request):
+    """`cache prune --remote URL --max-size`: the oldest stored engines go, each with its record, until
+    the store holds at most the size; what is left is fetched whole, what went is a miss."""
+    if where == "s3":
+        url, aws = request.getfixturevalue("s3")
+        for name, value in aws.items():
+            monkeypatch.setenv(name, value)
+        pause = 1.1  # S3 keeps a time to the second
+    else:
+        url, aws, pause = (tmp_path / "store").as_uri(), {}, 0.0
+    keys = store_engines(url, tmp_path, [300_000, 200_000, 100_000], pause)
+    if where == "directory":  # stored three, two and one days ago
+        for n, key in enumerate(keys):
+            then = time.time() - (3 - n) * 86400
+            for suffix in (".engine", ".json"):
+                os.utime(tmp_path / "store" / key[:2] / f"{key}{suffix}", (then, then))
+    env = {**cli_env, **aws}
+    result = run_command(trt_tui_command, env, "cache", "prune", "--remote", url, "--max-size", "350K", "--json")
+    assert result.returncode == 0, result.stderr
+    pruned = json.loads(result.stdout)
+    assert pruned["removed"] == 1 and 300_000 < pruned["removed_bytes"] < 301_000, pruned
+    assert 300_000 < pruned["kept_bytes"] <= 350 * 1024
+    assert fetchable(url, keys, monkeypatch, tmp_path) == [False, True, True]
+    said = run_command(trt_tui_command, env, "cache", "prune", "--remote", url, "--max-size", "0")
+    assert said.returncode == 0 and said.stdout.startswith("removed 2 engines"), said.stdout + said.stderr
+    assert fetchable(url, keys, monkeypatch, tmp_path) == [False, False, False]
+    if where == "directory":
+        assert [p for p in (tmp_path / "store").rglob("*") if p.is_file()] == []
+
+
 def test_the_store_is_pruned_by_age_on_request(tmp_path, cli_env, trt_tui_command):
     shared = tmp_path / "shared"
     models = tmp_path / "models"
@@ -336,6 +402,10 @@ def test_the_store_is_pruned_by_age_on_request(tmp_path, cli_env, trt_tui_comman
     assert left == [f"{keys['resnet50']}.engine", f"{keys['resnet50']}.json"]
     refused = run_command(trt_tui_command, env, "cache", "prune", "--remote", "s3://u:p@bucket/x", "--older-than", "1")
     assert refused.returncode == 2 and "credentials" in refused.stderr and "Traceback" not in refused.stderr
+    bare = run_command(trt_tui_command, env, "cache", "prune", "--remote", shared.as_uri())
+    assert bare.returncode == 2 and "--older-than DAYS or --max-size SIZE" in one_error(bare)
+    local = run_command(trt_tui_command, env, "cache", "prune", "--older-than", "7")
+    assert local.returncode == 2 and "--remote" in one_error(local)
 
 
 def python_of(user) -> list[str]:

@@ -1,7 +1,8 @@
 """`trt-tui cache stats`: what the shared engine cache did for this machine's builds, from the history
 (each build's final state says hit or miss, its key, the bytes fetched and stored, the time saved).
 `trt-tui cache prune --max-size SIZE`: the engines fetched and kept here (`local_engines`) down to a
-size, least recently used out first."""
+size, least recently used out first; with `--remote URL`, a shared store by age and/or size, oldest
+stored first (`store_prune`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def options(c: argparse.ArgumentParser) -> None:
                    help="stats: hits, misses, bytes fetched and stored, time saved, per model; prune: the engines"
                         " fetched and kept here, least recently used out first, to --max-size")
     c.add_argument("--max-size", type=size, metavar="SIZE", help="with prune: keep at most this much, e.g. 20G")
-    c.add_argument("--remote", metavar="URL", help="with prune: prune this shared store instead, by --older-than")
+    c.add_argument("--remote", metavar="URL",
+                   help="with prune: prune this shared store instead, by --older-than and/or --max-size (oldest"
+                        " stored first: a store keeps no trace of fetches)")
     c.add_argument("--older-than", type=float, metavar="DAYS",
                    help="with prune --remote: remove the engines stored more than this many days ago")
     c.add_argument("--json", action="store_true", help="one JSON object: the totals and each model's")
@@ -93,6 +96,8 @@ def prune(args) -> int:
 
     if args.remote is not None:
         return prune_remote(args)
+    if args.older_than is not None:
+        raise UsageError("--older-than goes with `cache prune --remote URL`")
     if args.max_size is None:
         raise UsageError("cache prune needs --max-size SIZE (e.g. 20G; 0 removes every engine kept here)")
     removed, removed_bytes, left = prune_local(args.max_size)
@@ -110,19 +115,25 @@ def prune_remote(args) -> int:
     from ...core.files.units import human_bytes
     from ..options import shared_cache_url
 
-    if args.older_than is None or args.older_than < 0:
-        raise UsageError("cache prune --remote URL needs --older-than DAYS (a number, at least 0)")
+    if args.older_than is None and args.max_size is None:
+        raise UsageError("cache prune --remote URL needs --older-than DAYS or --max-size SIZE (or both)")
+    if args.older_than is not None and not 0 <= args.older_than < float("inf"):
+        raise UsageError(f"--older-than {args.older_than:g}: give a number of days, at least 0")
     try:
         store = SharedStore(shared_cache_url(args.remote))
     except (StoreError, argparse.ArgumentTypeError) as exc:
         raise UsageError(f"--remote: {exc}") from None
     try:
-        removed, removed_bytes = store.prune(args.older_than * 86400)
+        pruned = store.prune(args.older_than * 86400 if args.older_than is not None else None, args.max_size)
     except Exception as exc:  # the back end's own errors: one line, never a traceback
         raise UsageError(f"cache {store.redacted}: cannot prune: {type(exc).__name__}: {exc}".splitlines()[0]) from None
     if args.json:
-        print(json.dumps({"removed": removed, "removed_bytes": removed_bytes, "url": store.redacted}))
-    else:
-        print(f"removed {removed} engine{'s' * (removed != 1)} ({human_bytes(removed_bytes)}) stored more than"
-              f" {args.older_than:g} days ago from {store.redacted}")
+        print(json.dumps({"removed": pruned.removed, "removed_bytes": pruned.removed_bytes,
+                          "kept_bytes": pruned.kept_bytes, "url": store.redacted}))
+        return EXIT_OK
+    which = " and ".join(filter(None, [
+        f"stored more than {args.older_than:g} days ago" if args.older_than is not None else "",
+        f"the oldest stored beyond {human_bytes(args.max_size)}" if args.max_size is not None else ""]))
+    print(f"removed {pruned.removed} engine{'s' * (pruned.removed != 1)} ({human_bytes(pruned.removed_bytes)}), {which},"
+          f" from {store.redacted}; {human_bytes(pruned.kept_bytes)} kept")
     return EXIT_OK

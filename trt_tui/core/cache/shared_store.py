@@ -35,7 +35,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..build.sidecar import CHUNK
-from . import local_engines
+from . import local_engines, store_prune
+from .store_prune import Plan
 
 __all__ = ["DEFAULT_TIMEOUT", "Fetched", "SharedStore", "StoreError", "cache_key_hex", "check_url"]
 
@@ -293,41 +294,19 @@ class SharedStore:
             return None
         return stored if isinstance(stored, int) else None
 
-    def prune(self, older_than: float) -> tuple[int, int]:
-        """Remove the engines stored more than `older_than` seconds ago, each record first (a reader
-        never finds a record without its engine); (engines removed, bytes removed). Raises OSError or
-        the back end's error, bounded by `timeout` per listing and per removal."""
-        import datetime
-
-        def modified(info: dict) -> float | None:
-            for name in ("mtime", "LastModified", "updated", "created"):
-                value = info.get(name)
-                if isinstance(value, (int, float)):
-                    return float(value)
-                if isinstance(value, datetime.datetime):
-                    return value.timestamp()
-                if isinstance(value, str):
-                    try:
-                        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-                    except ValueError:
-                        continue
-            return None
-
+    def prune(self, older_than: float | None = None, max_bytes: int | None = None) -> Plan:
+        """Remove the engines stored more than `older_than` seconds ago, then the oldest stored until
+        the rest hold at most `max_bytes` (`store_prune` says what is removed, and in what order: each
+        record before its engine). Raises OSError or the back end's error, bounded by `timeout` per
+        listing and per removal."""
         fs = self._filesystem()
         listing = self._bounded("list", lambda: fs.find(self._root, detail=True))
         assert isinstance(listing, dict)
-        cutoff = time.time() - older_than
-        removed = removed_bytes = 0
-        for path, info in sorted(listing.items()):
-            name = path.rsplit("/", 1)[-1]
-            if not (name.endswith(".engine") and local_engines.NAME.match(name)):
-                continue
-            when = modified(info)
-            if when is None or when > cutoff:
-                continue
-            record = path[: -len(".engine")] + ".json"
-            for gone in ([record] if record in listing else []) + [path]:
-                self._bounded("remove", functools.partial(fs.rm_file, gone))
-            removed += 1
-            removed_bytes += int(info.get("size") or 0)
-        return removed, removed_bytes
+        decided = store_prune.plan(listing, time.time(), older_than, max_bytes)
+        for objects in decided.removals:
+            for gone in objects:
+                try:
+                    self._bounded("remove", functools.partial(fs.rm_file, gone))
+                except FileNotFoundError:  # removed meanwhile (another prune)
+                    pass
+        return decided
