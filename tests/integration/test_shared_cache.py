@@ -118,6 +118,23 @@ def test_truncated_object_is_a_miss_said_once_and_rebuilt(tmp_path, mnist_dir, c
     assert fetched["cache"]["result"] == "hit"
 
 
+def test_a_record_without_its_engine_is_a_miss_and_stored_again(tmp_path, mnist_dir, cli_env, trt_tui_command):
+    """An engine removed from under its record (by hand, or a half-finished clean-up): the next build
+    says so, builds, and stores the engine again, so the machine after it fetches."""
+    shared = tmp_path / "shared"
+    env_a, model_a = machine(tmp_path, "a", cli_env, mnist_dir)
+    built, _ = build(trt_tui_command, env_a, model_a, "--cache", shared.as_uri())
+    key = built["cache"]["key"]
+    (shared / key[:2] / f"{key}.engine").unlink()
+    env_b, model_b = machine(tmp_path, "b", cli_env, mnist_dir)
+    rebuilt, err = build(trt_tui_command, env_b, model_b, "--cache", shared.as_uri())
+    assert rebuilt["state"] == "succeeded" and "has a record but no engine" in err, err
+    assert rebuilt["cache"]["bytes_stored"] == built["engine_bytes"]
+    env_c, model_c = machine(tmp_path, "c", cli_env, mnist_dir)
+    fetched, _ = build(trt_tui_command, env_c, model_c, "--cache", shared.as_uri())
+    assert fetched["cache"]["result"] == "hit"
+
+
 def test_a_url_with_credentials_is_refused(tmp_path, mnist_dir, cli_env, trt_tui_command):
     result = run_command(trt_tui_command, cli_env, "build", mnist_dir / "mnist.onnx",
                          "--cache", "s3://AKIAXYZ:hunter2@bucket/engines")

@@ -51,7 +51,7 @@ class StoreOrder:
     timeout: float
     key_hex: str
     record: dict  # the record's fields known before the build: its key, model and backend
-    replace: bool = False  # what the store holds under the key was found corrupt or partial
+    overwrite: bool = False  # what the store holds under the key was found corrupt or partial
 
     def fulfil(self, engine: Path, build_seconds: float, say: Callable[[str], None]) -> int | None:
         """Store `engine` (built in `build_seconds`); the bytes stored, or None (stored already, or
@@ -65,7 +65,7 @@ class StoreOrder:
             return None
         record = {**self.record, "engine_bytes": size, "engine_sha256": sha256,
                   "build_seconds": round(build_seconds, 3)}
-        return SharedStore(self.url, self.timeout, say).store(self.key_hex, engine, record, replace=self.replace)
+        return SharedStore(self.url, self.timeout, say).store(self.key_hex, engine, record, overwrite=self.overwrite)
 
 
 def _record(spec: BuildSpec, fingerprint: Fingerprint) -> dict:
@@ -136,7 +136,7 @@ class SharedCache:
             record = _record(spec, fingerprint)
         except Exception:
             return None
-        return StoreOrder(self.store.url, self.store.timeout, key, record, replace=self.store.distrusts(key))
+        return StoreOrder(self.store.url, self.store.timeout, key, record, overwrite=self.store.distrusts(key))
 
     def stored_where_built(self, order: StoreOrder, stored: int | None, report: CacheReport | None) -> CacheReport:
         """The report of a build that stored its own engine (`order`): `stored` bytes, as it said."""

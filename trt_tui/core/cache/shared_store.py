@@ -157,8 +157,7 @@ class SharedStore:
             self.say(f"cache {self.redacted}: not writable ({self._down}); engines built here are not stored,"
                      " not asking it again")
         elif doing == "storing":
-            self.say(f"cache {self.redacted}: storing failed ({self._down}); the engine is kept here only,"
-                     " not asking it again")
+            self.say(f"cache {self.redacted}: storing failed ({self._down}); not stored, not asking it again")
         else:
             self.say(f"cache {self.redacted}: {doing} failed ({self._down}); building locally, not asking it again")
 
@@ -252,9 +251,9 @@ class SharedStore:
                        float(seconds) if isinstance(seconds, (int, float)) else None,
                        time.monotonic() - started, "local", kept=True)
 
-    def store(self, key_hex: str, engine: Path, record: dict, replace: bool = False) -> int | None:
+    def store(self, key_hex: str, engine: Path, record: dict, overwrite: bool = False) -> int | None:
         """Store `engine` under `key_hex` with its `record`; the bytes stored, or None where it was
-        already there or the store failed (said once). `replace`: what is stored under the key was
+        already there or the store failed (said once). `overwrite`: what is stored under the key was
         found corrupt or partial (by whoever asked for this build), so it is written over. The record
         says which process stored it (`stored_by`: host and pid)."""
         if self._down is not None:
@@ -267,7 +266,7 @@ class SharedStore:
         def work() -> int | None:
             fs = self._filesystem()
             target = self._path(key_hex)
-            if not replace and key_hex not in self._corrupt and fs.exists(target + ".json"):
+            if not overwrite and key_hex not in self._corrupt and fs.exists(target + ".json"):
                 return None  # stored already (by this machine or another): the same bytes
             if _sha256_of(engine) != record.get("engine_sha256"):
                 return None  # another build's engine took its place since: not what the record names
