@@ -24,9 +24,10 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     """"build all: 3/5 done · 64% · ETA 1m20s". The ETA is what the unfinished builds are expected
     to take still (`BuildView.estimate`: from the history, by time), a build the history has no
     duration of counted as long as this batch's successful builds took, shared among the slots that
-    build at once. Without an estimate for every unfinished build, or with a running build past its
-    expected end, there is no ETA, not a guess (never "ETA 0" while a build runs); none either while
-    the queue is paused (the queued builds wait for the user, not for a slot)."""
+    build at once. Without an estimate for every unfinished build there is no ETA, not a guess; a
+    running build past its expected end is named as overdue instead (never "ETA 0" while a build
+    runs); no ETA either while the queue is paused (the queued builds wait for the user, not for a
+    slot)."""
     views = list(views)
     done = [v for v in views if v.state.final]
     left = [v for v in views if not v.state.final]
@@ -39,6 +40,8 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     remaining = 0.0
     for view in left:
         estimate = view.estimate()
+        if estimate.overdue:
+            return f"{text} · #{view.id} overdue"
         left_of_it = estimate.remaining if estimate.remaining is not None \
             else fallback - view.elapsed() if fallback is not None else None  # a queued build's clock is at 0
         if left_of_it is None or left_of_it <= 0:

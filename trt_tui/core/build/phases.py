@@ -23,7 +23,8 @@ class Phase:
     steps_done: int = 0
     finished: float | None = None
     children: list[int] = field(default_factory=list)
-    stopped: bool = False  # where its build stopped, cancelled or failed (the innermost phase the tree closed)
+    unfinished: bool = False  # still running when its build was cancelled or failed (closed by the tree)
+    stopped: bool = False  # of those, the innermost: where its build stopped
 
     @property
     def active(self) -> bool:
@@ -81,6 +82,7 @@ class PhaseTree:
                 for open_phase in self.phases.values():
                     if open_phase.finished is None:
                         open_phase.finished = max(event.t, open_phase.started)
+                        open_phase.unfinished = True
                         open_phase.stopped = open_phase is innermost
         self.last_t = max(self.last_t, event.t)  # the build's clock, from every kind of event
         return phase
