@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 
-from support.app import HELD_IN, SIZE, drawn, held_replay_app, start_held_build
+from support.app import SIZE, drawn, held_replay_app, start_held_build
 from support.waiting import pilot_wait
 
 from trt_tui.core.files.units import human_seconds
@@ -84,6 +84,8 @@ async def test_a_cancel_marks_only_the_phase_it_stopped_and_says_so_in_the_log(m
         stopped = [line for line in labels if "stopped here" in line]
         assert len(stopped) == 1 and where[-1] in stopped[0], "\n".join(labels)
         assert early and not early & view.stopped, "a phase that finished early before stays finished"
+        noted = [line for line in labels if "finished early" in line]
+        assert len(noted) == len(early), "the parents the cancel closed are not 'finished early'"
         line = f"cancelled during {where[-1]}: TensorRT stops the build here"
         assert line in [event.message for event in view.logs]
         assert any(line in shown for shown in drawn(app.log_pane)), drawn(app.log_pane)

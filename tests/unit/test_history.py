@@ -28,8 +28,8 @@ from trt_tui.core.build.events import (
     Vitals,
 )
 from trt_tui.core.build.phases import PhaseTree
-from trt_tui.core.history import records as history_module
 from trt_tui.core.build.progress import RUNNING_AT_MOST, Progress, build_progress
+from trt_tui.core.history import records as history_module
 from trt_tui.core.history.estimates import phase_key, slow_phases
 from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import SCHEMA_VERSION, History, HistoryError

@@ -23,7 +23,7 @@ class Phase:
     steps_done: int = 0
     finished: float | None = None
     children: list[int] = field(default_factory=list)
-    unfinished: bool = False  # still running when its build was cancelled or failed (closed by the tree)
+    unfinished: bool = False  # running at a cancel or a crash: closed by the tree, or by TensorRT at the cancel
     stopped: bool = False  # of those, the innermost: where its build stopped
 
     @property

@@ -189,6 +189,8 @@ class BuildTracker:
             if not closed_by_cancel or (chain and phase.parent != chain[-1]):
                 break
             chain.append(pid)
+        for pid in chain:  # cut short by the cancel, not finished early on their own
+            self.tree.phases[pid].unfinished = True
         if chain:
             self.stopped.add(chain[-1])
         self.stopped.update(pid for pid, phase in self.tree.phases.items() if phase.stopped)
