@@ -4,6 +4,7 @@ from 0, why each build was made, and only the phase timings worth comparing (#46
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -137,3 +138,15 @@ async def test_the_apps_diff_panel_says_the_same(tmp_path, capsys) -> None:
         assert not any("Tiny" in line for line in lines), lines
         await pilot.press("escape")
         await pilot_wait(pilot, lambda: app.screen is screen)
+
+
+def test_the_reason_a_build_was_made_is_kept_in_the_history(tmp_path, capsys) -> None:
+    """A real build through the CLI: the engine cache's reason is recorded, and `history --json` says it."""
+    model = mnist_in(tmp_path / "m")
+    history = tmp_path / "history.sqlite3"
+    for extra in ([], ["--force"]):
+        code, _, err = run_cli(capsys, "build", model, "--history", history, "--json", *extra)
+        assert code == 0, err
+    code, out, _ = run_cli(capsys, "history", "--history", history, "--json")
+    assert code == 0
+    assert [json.loads(line)["reason"] for line in out.splitlines()] == ["--force", "no engine yet"]

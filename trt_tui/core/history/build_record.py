@@ -73,4 +73,4 @@ class BuildRecord:
                 "duration": self.duration, "engine_bytes": self.engine_bytes,
                 "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
                 "cpu_seconds": self.cpu_seconds, "program": self.program, "forecast_bytes": self.forecast_bytes,
-                "forecast_error_bytes": self.forecast_error_bytes}
+                "forecast_error_bytes": self.forecast_error_bytes, "reason": self.reason}
