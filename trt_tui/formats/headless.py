@@ -3,7 +3,9 @@ terminal, a log file or a program. Each is a `formats.renderer.Renderer`, its `h
 scheduler's pump thread; each folds a build's events with `tracker` and reads it from there:
 - `TtyRenderer` (`tty`): nested progress bars, one line per active phase under its parent, redrawn in
   place with ANSI escapes; log lines are printed above the live block, so they interleave cleanly.
-  Every line is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
+  Every line fits the terminal's width, since a wrapped line would break the cursor arithmetic: a
+  build's status line (progress and ETA by time, `build.progress`) leaves out its least needed
+  fields whole (`fit_fields`), the phase lines are cut.
 - `PlainRenderer` (`lines`): one line per phase start and finish and per state change (CI logs, pipes).
 - `JsonRenderer` (`json`): one JSON object per event per line (protocol version 1).
 """

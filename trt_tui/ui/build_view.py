@@ -123,7 +123,7 @@ class BuildView:
 
     @property
     def stopped(self) -> set[int]:
-        """Phases that ended because of a cancel."""
+        """The phase a cancel stopped it in (the innermost then running)."""
         return self.build.stopped
 
     @property

@@ -93,7 +93,7 @@ class BuildTracker:
         self.stack: StackDump | None = None  # the latest stack its watch took
         self.last_callback: float | None = None  # build-clock time of the latest phase event
         self.final: Finished | None = None  # its end, with the result
-        self.stopped: set[int] = set()  # phases a cancel ended (TensorRT's own, or closed by the tree)
+        self.stopped: set[int] = set()  # where a cancel (or a crash) stopped it: the innermost phase running
         self._finish_order: list[int] = []  # phases in the order they finished
         self._last_step = 0.0  # build-clock time of the latest step: a cancel takes effect at one
         self._fold: dict[type, Callable[[Any, Phase | None], Change]] = {PhaseStart: self._phase, Step: self._phase, PhaseFinish: self._phase, Log: self._log,
