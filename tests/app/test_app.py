@@ -85,7 +85,9 @@ async def test_c_cancels_the_long_build_without_waiting_for_tensorrt(models):
         assert "Determining refit engines" in (view.detail or "")
         assert "cancelled" in str(app.phase_view.title)
         stopped = [line for line in app.phase_view.labels() if "stopped here" in line]
-        assert any("Determining refit engines" in line for line in stopped), "\n".join(app.phase_view.labels())
+        assert len(stopped) == 1 and "Determining refit engines" in stopped[0], "\n".join(app.phase_view.labels())
+        said = [event.message for event in view.logs if event.message.startswith("cancelled during ")]
+        assert said and said[-1].startswith("cancelled during Determining refit engines: "), said
         assert leftovers(models) == []
         await pilot.press("q")
         await pilot_wait(pilot, lambda: app.return_code is not None, 10)  # quitting stops the builds first

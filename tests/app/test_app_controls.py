@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support.replay import TRACES, ReplayExecutor, load_trace
 from support.waiting import pilot_wait
-from textual.widgets import DataTable, Sparkline, Static
+from textual.widgets import DataTable, Static
 
 from trt_tui.cli import main
 from trt_tui.core.build.events import State
@@ -16,7 +16,7 @@ from trt_tui.core.execution.session_settings import SessionSettings
 from trt_tui.core.model.samples import write_samples
 from trt_tui.ui.app import AppConfig, TrtTuiApp
 from trt_tui.ui.build_actions import ActionMenu
-from trt_tui.ui.history_screen import HistoryScreen
+from trt_tui.ui.history_screen import DurationBars, HistoryScreen
 from trt_tui.ui.widgets.diff_panel import DiffPanel
 
 SIZE = (160, 48)
@@ -69,8 +69,8 @@ async def test_history_lists_past_builds_with_a_trend_and_compares_two(tmp_path,
         assert [r[3] for r in rows] == ["succeeded"] * 3
         assert rows[0][7] == "--force", rows[0]  # the cache said why, in the app
         assert "opt" in rows[1][7], rows[1]  # the options changed from the build before the app
-        assert rows[2][7] == "first build in the history"
-        assert len(screen.query_one(Sparkline).data) == 3
+        assert rows[2][7] == "no engine yet"  # as the CLI's build recorded it
+        assert len(screen.query_one(DurationBars).durations) == 3
         await pilot.press("down", "space")  # #2 marked; the cursor moves on to the CLI's #1
         await pilot.press("up", "up", "d")  # marked #2 against the highlighted #3
         await pilot_wait(pilot, lambda: isinstance(app.screen, DiffPanel))
@@ -166,8 +166,8 @@ async def test_a_screen_over_the_main_one_takes_the_build_keys(tmp_path) -> None
 
 async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp_path, capsys) -> None:
     """Paused, `a` queues every model and starts none; `[` moves the selected one up the queue; `P`
-    resumes (one at a time), `+` lets a second start; the title counts the batch with an ETA from
-    the history's real MNIST build."""
+    resumes (one at a time), `+` lets a second start; the title counts the batch, timed against the
+    history's real MNIST builds."""
     models = mnist_in(tmp_path / "m", names=("mnist", "second", "third"))
     history = tmp_path / "history.sqlite3"
     for name in ("mnist", "second", "third"):
@@ -197,7 +197,9 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
         await pilot.press("plus")
         await pilot_wait(pilot, lambda: app.views[third].state is State.BUILDING)
         assert app.views[second].state is State.QUEUED and app.scheduler.max_jobs == 2
-        await pilot_wait(pilot, lambda: " ETA " in title(app), 5)
+        # Held, they run past the history's MNIST builds (well under a second): overdue, never "ETA 0.0s".
+        await pilot_wait(pilot, lambda: " overdue" in title(app), 5)
+        assert " ETA " not in title(app), title(app)
         assert "2 at once" in title(app) and "queue paused" not in title(app)
         await pilot.press("minus")
         assert app.scheduler.max_jobs == 1
@@ -208,7 +210,10 @@ async def test_queue_pauses_reorders_widens_and_build_all_shows_its_progress(tmp
 
 
 def test_why_built_tells_what_changed_from_the_build_before(tmp_path, capsys) -> None:
-    """The history view's reason for builds the app did not see: from the two builds' fingerprints."""
+    """The history view's reason for builds the app did not see: the engine cache's, as the history
+    recorded it; for a build recorded without one, what its fingerprint and the one before differ in."""
+    from dataclasses import replace
+
     from trt_tui.core.history.diff import why_built
     from trt_tui.core.history.records import History
 
@@ -221,6 +226,10 @@ def test_why_built_tells_what_changed_from_the_build_before(tmp_path, capsys) ->
     with History(history) as h:
         skipped, same, changed, first = h.builds(model)
     assert skipped.state == "skipped" and why_built(skipped, same)
+    assert why_built(same, changed) == "--force"
+    assert why_built(changed, first) == "options changed (--opt-level 3 → 4)"
+    assert why_built(first, None) == "no engine yet", "the recorded reason, not a guess from the history"
+    same, changed, first = (replace(rec, reason=None) for rec in (same, changed, first))  # recorded before reasons
     assert why_built(same, changed) == "same model, options and backend"
     assert "3" in why_built(changed, first) and "4" in why_built(changed, first), why_built(changed, first)
     assert why_built(first, None) == "first build in the history"

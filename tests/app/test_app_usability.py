@@ -139,7 +139,7 @@ async def test_usable_at_80x24_on_a_real_build(models):
         await pilot.press("enter")  # densenet, highlighted first
         await pilot_wait(pilot, lambda: 1 in app.views, 5)
         view = app.views[1]
-        view.expected = {"Building engine": 600.0}  # what the history would say of a slow model
+        view.expected_seconds = 600.0  # what the history would say of a slow model
         await pilot_wait(pilot, lambda: view.backend is not None and view.tree.deepest_active() is not None
                        and view.tree.deepest_active().name == "Determining refit engines", 60)
         await pilot.pause(1.2)  # a tick of the title, one of the left-hand panes

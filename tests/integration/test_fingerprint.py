@@ -101,8 +101,9 @@ def test_history_diff_by_ids_and_by_model(mnist, tmp_path, capsys):
     assert "  option: --opt-level 3 → 1" in out
     assert "  model: initializer conv1.weight changed" in out and "  model: 2 nodes added" in out
     lines = out.splitlines()
-    phases = lines[lines.index("phases (by change in time): before → after, ×, phase") + 1:-1]
-    assert phases and all("→" in line and "Building engine" in line for line in phases)
+    phases = [line for line in lines[lines.index("phases (by change in time): before → after, ×, phase") + 1:-1]
+              if "→" in line]
+    assert phases and all("Building engine" in line for line in phases)
     assert lines[-1].startswith("engine: ")
 
     code, out, _ = run_cli(capsys, "history", "diff", "mnist.onnx", "--json", "--history", str(history))
@@ -152,7 +153,7 @@ def test_an_old_history_database_migrates_in_place(mnist, tmp_path, capsys):
         assert "fingerprint" in {row[1] for row in db.execute("PRAGMA table_info(builds)")}
 
     code, out, _ = run_cli(capsys, "history", "diff", "1", "2", "--history", str(path))
-    assert code == 0 and "fingerprint: not recorded for either build" in out and "phases" in out
+    assert code == 0 and "fingerprint: no fingerprint for either build" in out and "phases" in out
 
     build_json(capsys, mnist, path)
     with History(path) as h:

@@ -66,13 +66,14 @@ async def test_second_build_shows_an_eta_from_history(tmp_path, monkeypatch):
         while not (app.views and app.views[1].state.final):
             await pilot.pause(0.05)
         assert app.views[1].state is State.SUCCEEDED
-        assert app.views[1].expected is None, "a first build has no history"
+        assert app.views[1].expected is None and app.views[1].expected_seconds is None, "a first build has no history"
         executor.hold_at = hold
         await pilot.press("r")
         while not (len(app.views) == 2 and len(app.views[2].tree.phases) >= 12):
             await pilot.pause(0.05)
         await pilot.pause(TrtTuiApp.TICK + 0.2)  # a tick refreshes the title
         assert app.views[2].expected and "Building engine" in app.views[2].expected
+        assert app.views[2].expected_seconds == app.views[1].build.duration  # the first build's, same options
         title = str(app.phase_view.title)
         assert "ETA" in title or "overdue +" in title  # held in a phase: it may run past the estimate
         await pilot.press("c")

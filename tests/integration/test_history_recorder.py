@@ -15,8 +15,9 @@ from support.history import record
 from trt_tui.core.build.driver import BuildOptions, BuildSpec
 from trt_tui.core.build.events import State
 from trt_tui.core.build.phases import PhaseTree
+from trt_tui.core.build.progress import build_progress
 from trt_tui.core.execution.scheduler import Scheduler
-from trt_tui.core.history.estimates import eta
+from trt_tui.core.history.estimates import expected_duration
 from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import History
 from trt_tui.core.model.samples import write_samples
@@ -90,25 +91,27 @@ def test_recorder_records_real_builds_and_predicts_the_second(tmp_path: Path, mn
         assert rec.phases["Building engine"] <= rec.duration <= time.time() - before
         assert recorder.recorded[first.id] == rec.id
 
-        # The second build, watched the way the app does: its own tree, eta at every batch.
+        # The second build, watched the way the app does: its own tree, its progress at every batch
+        # by time against the first build's duration (with the same options; none for others).
         expected = history.expected_phases(mnist)
         assert expected == rec.phases
-        total = expected["Building engine"]
+        assert expected_duration(history, mnist, BuildOptions(opt_level=2).describe()) == (None, False)
+        total, older = expected_duration(history, mnist, spec.summary().options)
+        assert total == rec.duration and not older
         tree = PhaseTree()
-        etas: list[float] = []
+        left: list[float | None] = []
 
         def watch(job, events):
             tree.extend(events)
-            etas.append(eta(expected, tree, tree.last_t))
+            left.append(build_progress(tree.last_t, total, tree.overall_fraction()).remaining)
 
         scheduler.subscribe(watch)
         second = scheduler.submit(spec)
         assert scheduler.wait(120)
         assert second.outcome.state is State.SUCCEEDED
         # Below 0 where the second build runs longer than the first: overdue by so much.
-        assert etas and all(e is not None and e <= total for e in etas)
-        done = eta(expected, tree, tree.last_t)
-        assert done == pytest.approx(total - tree.durations()["Building engine"])  # below 0 when overdue
+        assert left and all(e is not None and e <= total for e in left)
+        assert left[-1] == pytest.approx(total - tree.last_t)
         builds = history.builds(mnist)
         assert [b.id for b in builds] == [recorder.recorded[second.id], rec.id]
         assert history.last_success("mnist.onnx").id == recorder.recorded[second.id]

@@ -693,6 +693,7 @@ async def test_attached_app_reads_the_servers_history_for_etas(sample_dir, tmp_p
             await pilot_wait(pilot, lambda: len(app.views) == 2)
             second = app.views[max(app.views)]
             assert second.expected and "Building engine" in second.expected
+            assert second.expected_seconds, "the first build's duration, with the same options"
             await pilot_wait(pilot, lambda: second.state is State.SUCCEEDED)
         viewer.remote.shutdown(timeout=5)
     finally:

@@ -22,6 +22,7 @@ from trt_tui.core.build.events import (
 )
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.ui.build_view import BuildView, build_title
+from trt_tui.ui.queue_control import batch_progress
 from trt_tui.ui.themes import load_themes
 from trt_tui.ui.widgets.columns import backend_label
 from trt_tui.ui.widgets.palette import PLAIN, ROLES, Palette, progress_text
@@ -142,3 +143,29 @@ def test_a_tree_drops_a_column_for_all_rows_so_they_stay_aligned(phases):
     chosen = columns_for([(40, "Computing reformatting costs"), (44, "Building engine")])
     short = phase_row(phases.phases[1], 1.0, 44, columns=chosen).plain
     assert "█" not in short and "4/6" not in short, "a short name follows the tree's choice"
+
+
+def test_build_all_progress_and_eta_go_by_time_and_never_say_0_while_a_build_runs():
+    """Three builds of a batch: one done, one 2 s into an expected 10 s (TensorRT's steps at 75%), one
+    queued and expected to take 4 s; then the running one overruns its estimate."""
+    now = [0.0]
+
+    def view(job: int, expected: float | None) -> BuildView:
+        made = BuildView.of(job, clock=lambda: now[0], name=f"m{job}.onnx", expected_seconds=expected)
+        made.apply(Queued(job, 0.0, BuildSpec(Path(f"/m/m{job}.onnx"), Path(f"/m/m{job}.engine")).summary(), at=1.0))
+        return made
+
+    done, running, queued = view(1, 3.0), view(2, 10.0), view(3, 4.0)
+    done.apply(Started(1, 0.0, State.BUILDING, at=1.0))
+    done.apply(Finished(1, 3.0, BuildResult(State.SUCCEEDED), at=4.0))
+    for event in [Started(2, 0.0, State.BUILDING, at=4.0), PhaseStart(2, 0.0, 1, "Building engine", None, 4),
+                  Step(2, 2.0, 1, 2)]:
+        running.apply(event)
+    running.last_event_at = now[0]
+    assert running.tree.overall_fraction() == 0.75
+    text = batch_progress([done, running, queued], max_jobs=1)
+    assert text == "build all: 1/3 done · 40% · ETA 12.0s", text  # (1 + 0.2 + 0) / 3; 8 s + 4 s left
+    now[0] = 9.0  # 11 s into the expected 10 s
+    text = batch_progress([done, running, queued], max_jobs=1)
+    assert text.startswith("build all: 1/3 done · 66%") and text.endswith(" · #2 overdue"), text
+    assert "ETA" not in text

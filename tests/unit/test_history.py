@@ -1,8 +1,8 @@
 """Build history: the SQLite store, the scheduler subscriber that fills it, and what it predicts.
 
 The store is exercised across a restart and with two processes writing at once; the recorder with
-real mnist builds through the real scheduler; `eta` and `slow_phases` with phase trees folded from
-events, the same way the app folds a running build's.
+real mnist builds through the real scheduler; `slow_phases` with phase trees folded from events,
+the same way the app folds a running build's; a build's progress and ETA (`build_progress`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from trt_tui.core.build.events import (
     Vitals,
 )
 from trt_tui.core.build.phases import PhaseTree
+from trt_tui.core.build.progress import RUNNING_AT_MOST, Progress, build_progress
 from trt_tui.core.history import records as history_module
-from trt_tui.core.history.estimates import eta, phase_key, slow_phases
+from trt_tui.core.history.estimates import phase_key, slow_phases
 from trt_tui.core.history.recorder import HistoryRecorder
 from trt_tui.core.history.records import SCHEMA_VERSION, History, HistoryError
 from trt_tui.core.history.table import format_history
@@ -101,7 +102,7 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
     assert columns == ["id", "model", "model_hash", "options", "backend", "backend_version", "state", "error",
                        "started", "duration", "engine_bytes", "phases", "fingerprint", "peak_rss_bytes",
                        "cpu_seconds", "program", "heap_bytes", "model_bytes", "forecast_bytes",
-                       "forecast_error_bytes", "cache"]
+                       "forecast_error_bytes", "cache", "reason"]
 
 
 def test_default_path_is_in_the_user_data_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,24 +175,18 @@ def test_expected_phases_is_the_median_of_the_last_five_successes(tmp_path: Path
 # -- predictions --------------------------------------------------------------------------------------
 
 
-def test_eta_counts_down_through_a_second_build() -> None:
-    expected = tree_of(synthetic_build()).durations()
-    assert expected["Building engine"] == pytest.approx(2.8)
-    events = synthetic_build()
-    tree = PhaseTree()
-    assert eta(expected, tree, 0.05) == pytest.approx(2.8)  # parsing: no phase yet, all of it left
-    tree.extend(events[:2])  # the root started at 0.1
-    assert eta(expected, tree, 0.1) == pytest.approx(2.8)
-    assert eta(expected, tree, 1.1) == pytest.approx(1.8)  # 1 s into the root phase
-    tree.extend(events[2:9])
-    assert eta(expected, tree, 2.0) == pytest.approx(0.9)
-    assert eta(expected, tree, 10.0) == pytest.approx(-7.1)  # later than expected: overdue by so much
-    tree.extend(events[9:])
-    assert eta(expected, tree, 10.0) == pytest.approx(0.0)
-    assert eta({}, tree, 1.0) is None
-    assert eta({"Building engine/Optimizing graph": 1.0}, tree, 1.0) is None  # no top-level phase
-    # Several top-level phases: their expected times add up.
-    assert eta({"A": 1.0, "B": 2.0, "A/x": 5.0}, PhaseTree(), 0.0) == pytest.approx(3.0)
+def test_progress_goes_by_time_and_never_claims_eta_0_while_running() -> None:
+    """By time where the history expects a duration (the phase fraction is ignored then); by the
+    phases without one, with no time left claimed; overdue past the expectation, never "ETA 0.0s"."""
+    assert build_progress(2.0, 30.0, 0.77) == Progress(pytest.approx(2 / 30), pytest.approx(28.0))
+    assert build_progress(2.0, 30.0, 0.77).eta_text() == "ETA 28.0s"
+    assert build_progress(2.0, None, 0.77) == Progress(0.77, None)
+    assert build_progress(2.0, None, 0.77).eta_text() is None
+    late = build_progress(31.0, 30.0, 1.0)
+    assert late.fraction == RUNNING_AT_MOST and late.overdue and late.eta_text() == "overdue +1.0s"
+    assert build_progress(29.99, 30.0, 0.5).eta_text() == "overdue +0.0s"  # not "ETA 0.0s"
+    assert build_progress(1.0, None, 1.0).fraction == RUNNING_AT_MOST  # a running build is never done
+    assert build_progress(1.0, 2.0, 0.0).eta_text(from_older_model=True) == "ETA 1.0s (from an older model)"
 
 
 def test_slow_phases_flags_a_phase_three_times_slower() -> None:

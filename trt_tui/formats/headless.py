@@ -3,7 +3,9 @@ terminal, a log file or a program. Each is a `formats.renderer.Renderer`, its `h
 scheduler's pump thread; each folds a build's events with `tracker` and reads it from there:
 - `TtyRenderer` (`tty`): nested progress bars, one line per active phase under its parent, redrawn in
   place with ANSI escapes; log lines are printed above the live block, so they interleave cleanly.
-  Every line is cut to the terminal's width, since a wrapped line would break the cursor arithmetic.
+  Every line fits the terminal's width, since a wrapped line would break the cursor arithmetic: a
+  build's status line (progress and ETA by time, `build.progress`) leaves out its least needed
+  fields whole (`fit_fields`), the phase lines are cut.
 - `PlainRenderer` (`lines`): one line per phase start and finish and per state change (CI logs, pipes).
 - `JsonRenderer` (`json`): one JSON object per event per line (protocol version 1).
 """
@@ -26,6 +28,7 @@ from ..core.build.events import (
     Vitals,
 )
 from ..core.build.phases import Phase, PhaseTree
+from ..core.build.progress import build_progress
 from ..core.build.tracker import BuildTracker, What
 from ..core.build.wire import event_to_dict
 from ..core.files.printable import escaped
@@ -69,6 +72,31 @@ def vitals_line(model: str, event: Vitals) -> str:
 def stack_lines(model: str, event: StackDump) -> list[str]:
     return [f"[{model}] stack of process {event.pid} at {human_seconds(event.t)}:",
             *(f"    {line}" for line in event.text.splitlines())]
+
+
+def fit_fields(fields: list[tuple[int, str]], width: int, sep: str = " · ", shrink_after: int = 4) -> str:
+    """The fields' texts joined by `sep` in `width` cells. The first field is the model; each other
+    has a priority (0 first kept): the least important are left out first, whole, so no figure is
+    ever cut. Once only fields of priority `shrink_after` or better are left, the model's path is
+    cut on its left ("…/resnet50.onnx") down to its file name before any of them goes; the line is
+    cut only where the file name alone is too long."""
+    model, rest = fields[0][1], list(fields[1:])
+
+    def line(name: str) -> str:
+        return sep.join([name, *(text for _, text in rest)])
+
+    def drop(down_to: int) -> None:
+        while rest and len(line(model)) > width and max(p for p, _ in rest) > down_to:
+            rest.remove(max(rest, key=lambda field: field[0]))
+
+    drop(shrink_after)
+    if len(line(model)) > width:
+        name = model.rsplit("/", 1)[-1]
+        room = width - (len(line(model)) - len(model))
+        model = model if room >= len(model) else name if room <= len(name) + 1 else "…" + model[len(model) - room + 1:]
+    drop(-1)
+    text = line(model)
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 class PlainRenderer(Renderer):
@@ -169,6 +197,7 @@ class TtyRenderer(Renderer):
     def __init__(self, out: TextIO, min_log: Severity, fps: float = 10.0) -> None:
         super().__init__(out, min_log)
         self.drawn = 0  # lines of the live block currently on screen
+        self._expected_of: dict[int, float | None] = {}  # job -> its expected duration
         self.min_interval = 1.0 / fps
         self.last_draw = 0.0
 
@@ -215,17 +244,33 @@ class TtyRenderer(Renderer):
                 continue
             tree = build.tree
             elapsed = max(0.0, time.time() - build.origin) if build.origin is not None else 0.0
-            pct = tree.overall_fraction() * 100
-            line = f"{build.model} · {build.state.value} · {pct:3.0f}% · {human_seconds(elapsed)}"
-            vitals = build.last_vitals
-            if vitals is not None:
-                line += (f" · {vitals.verdict} · CPU {vitals.cpu_percent:.0f}%"
-                         f" · RSS {human_bytes(vitals.rss_bytes)}")
-            now_lines.append(line)
+            now_lines.append(fit_fields(self._status_fields(build, elapsed), width - 1))
             # Event times count from the build's start, which is when the job started.
             for depth, phase in tree.active():
-                now_lines.append(self._phase_line(depth, phase, elapsed, width))
-        return [escaped(line)[: width - 1] for line in now_lines]
+                now_lines.append(escaped(self._phase_line(depth, phase, elapsed, width))[: width - 1])
+        return now_lines
+
+    def _status_fields(self, build: BuildTracker, elapsed: float) -> list[tuple[int, str]]:
+        """The build's status line as (priority, text) fields, the model first: `fit_fields` drops the
+        others from the highest number down until the line fits."""
+        running = build.state is not State.QUEUED
+        progress = build_progress(elapsed, self._expected(build) if running else None, build.tree.overall_fraction())
+        fields = [(0, escaped(build.model)), (3, build.state.value), (1, f"{progress.fraction * 100:3.0f}%"),
+                  (4, human_seconds(elapsed))]
+        eta = progress.eta_text() if running else None
+        if eta is not None:
+            fields.append((2, eta))
+        vitals = build.last_vitals
+        if vitals is not None:
+            fields += [(5, vitals.verdict), (6, f"CPU {vitals.cpu_percent:.0f}%"), (7, f"RSS {human_bytes(vitals.rss_bytes)}")]
+        return fields
+
+    def _expected(self, build: BuildTracker) -> float | None:
+        """The build's expected duration (`Renderer.expected_seconds`), asked once per build."""
+        if build.job not in self._expected_of:
+            spec = build.spec
+            self._expected_of[build.job] = self.expected_seconds(spec) if spec is not None else None
+        return self._expected_of[build.job]
 
     def _phase_line(self, depth: int, phase: Phase, now: float, width: int) -> str:
         indent = "  " * (depth + 1)

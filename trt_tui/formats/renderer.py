@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import ClassVar, TextIO
 
-from ..core.build.events import Event, Severity, State
+from ..core.build.events import Event, Severity, SpecSummary, State
 from ..core.build.tracker import BuildTracker, Trackers
 from ..core.files.printable import escaped
 from ..core.files.units import human_seconds
@@ -48,6 +49,9 @@ class Renderer:
         # The builds' numbers (their job ids) are their history ids (`history.numbering`); False: the
         # history is off and they are this run's own. The command that opened the session says which.
         self.numbered = False
+        # How long a build of a spec is expected to take, from the history (a status line's progress
+        # and ETA, `build.progress`); the command that opened the session gives it. None: not known.
+        self.expected_seconds: Callable[[SpecSummary], float | None] = lambda spec: None
 
     def build(self, job: int) -> BuildTracker:
         """The build's tracker, made at its first event; events are folded in by the renderer, one by

@@ -17,7 +17,7 @@ from textual import on
 from ..core.build.driver import BuildSpec, spec_for
 from ..core.build.events import Log, SpecSummary, State, Vitals
 from ..core.build.tracker import What
-from ..core.history.estimates import expected_for
+from ..core.history.estimates import expected_duration, expected_for
 from .action_host import ActionHost
 from .build_view import BuildView, build_title, queued_spec
 from .log_level import LOG_LEVELS, options_at
@@ -33,9 +33,11 @@ class BuildFeed(ActionHost):
         history = self.session.history
         if history is not None:
             try:
-                view.expected, view.expected_from_older = expected_for(history, path.resolve())
+                view.expected, _ = expected_for(history, path.resolve())
+                view.expected_seconds, view.expected_from_older = expected_duration(history, path.resolve(),
+                                                                                    given.options)
             except Exception:
-                view.expected = None
+                view.expected = view.expected_seconds = None
         self.builds.add_build(view)
         return view
 

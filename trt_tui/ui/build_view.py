@@ -21,9 +21,9 @@ from rich.text import Text
 from ..core.build.events import Event, Queued, SpecSummary, StackDump, State
 from ..core.build.log_store import LogStore
 from ..core.build.phases import PhaseTree
+from ..core.build.progress import Progress, build_progress
 from ..core.build.tracker import BuildTracker, Change
 from ..core.files.units import human_seconds
-from ..core.history.estimates import eta, eta_text
 from .widgets.outside_text import plain
 from .widgets.palette import PLAIN, Palette
 
@@ -48,6 +48,7 @@ class BuildView:
     logs: LogStore = field(default_factory=LogStore)  # every line: the newest in memory, the rest on disk
     last_event_at: float = 0.0
     expected: dict[str, float] | None = None  # per-phase seconds from earlier builds (history)
+    expected_seconds: float | None = None  # the whole build's, from earlier builds with its options
     expected_from_older: bool = False  # those builds were of an older version of the model
     name: str = ""  # the model as the picker shows it
     vitals: deque = field(default_factory=lambda: deque(maxlen=600))  # `Vitals` readings, oldest first
@@ -122,7 +123,7 @@ class BuildView:
 
     @property
     def stopped(self) -> set[int]:
-        """Phases that ended because of a cancel."""
+        """The phase a cancel stopped it in (the innermost then running)."""
         return self.build.stopped
 
     @property
@@ -139,10 +140,21 @@ class BuildView:
     def elapsed(self) -> float:
         return max(0.0, self.now())
 
+    def estimate(self) -> Progress:
+        """Its progress and time left as a running build's (`build.progress`): by time where the
+        history expects a duration, else by its phases."""
+        return build_progress(self.elapsed(), self.expected_seconds, self.tree.overall_fraction())
+
     def fraction(self) -> float:
-        """How far the build got; it never goes back. A cancel finishes the running phases early,
-        and a phase finished early counts only its own steps, not how far its children got."""
-        done = 1.0 if self.state is State.SUCCEEDED else self.tree.overall_fraction()
+        """How far the build got; it never goes back. An ended build keeps where it stopped (a
+        cancel finishes the running phases early, and a phase finished early counts only its own
+        steps, not how far its children got)."""
+        if self.state is State.SUCCEEDED:
+            done = 1.0
+        elif self.state.final:
+            done = self.tree.overall_fraction()
+        else:
+            done = self.estimate().fraction
         self.progress = max(self.progress, done)
         return self.progress
 
@@ -170,10 +182,10 @@ def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     text = Text(f"#{view.id} {plain(view.name or view.model)} ", style="bold")
     text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
-    if view.expected and not view.state.final and view.state is not State.QUEUED:
-        remaining = eta(view.expected, view.tree, view.now())
-        if remaining is not None:
-            text.append(f" · {eta_text(remaining, view.expected_from_older)}", style="bold")
+    if not view.state.final and view.state is not State.QUEUED:
+        eta = view.estimate().eta_text(view.expected_from_older)
+        if eta is not None:
+            text.append(f" · {eta}", style="bold")
     if view.backend:  # after the ETA: on a narrow screen the end of the title is cut
         text.append(f" · {plain(view.backend)}", style=palette["muted"])
     if view.detail:

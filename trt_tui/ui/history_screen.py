@@ -14,9 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Sparkline, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
 
-from ..core.files.units import human_bytes, human_seconds
+from ..core.files.units import human_bytes, human_seconds, plural
 from ..core.history.diff import compare, why_built
 from ..core.history.records import BuildRecord
 from .widgets.diff_panel import DiffPanel
@@ -24,6 +25,36 @@ from .widgets.outside_text import shown
 
 COLUMNS = ("", "Build", "Started", "State", "Duration", "Peak", "Engine", "Why it built")
 SHOWN = 200  # builds listed: the trend of the recent ones is what is asked about
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def duration_bars(durations: list[float], width: int, height: int) -> list[str]:
+    """One column per build (the newest `width`, oldest on the left), its height its duration on a
+    scale from 0 to the longest: 19.6 s beside 22.2 s is nearly as tall, not empty beside full (a
+    sparkline's min-to-max scale), and a single build is a full bar only because it is the longest."""
+    shown = durations[-width:] if width > 0 else []
+    top = max(shown, default=0.0)
+    levels = [round(d / top * height * 8) if top > 0 else 0 for d in shown]
+    return ["".join(BLOCKS[min(8, max(0, level - row * 8))] for level in levels) for row in reversed(range(height))]
+
+
+def took_range(durations: list[float]) -> str:
+    """"took 4.8s", or "took 4.8s to 22.2s": a range only where the two ends differ as shown."""
+    low, high = human_seconds(min(durations)), human_seconds(max(durations))
+    return f"took {low}" if low == high else f"took {low} to {high}"
+
+
+class DurationBars(Widget):
+    """The successful builds' durations as bars, from 0 (`duration_bars`)."""
+
+    DEFAULT_CSS = "DurationBars { color: $accent; }"
+
+    def __init__(self, durations: list[float], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.durations = durations
+
+    def render(self) -> str:
+        return "\n".join(duration_bars(self.durations, self.size.width, self.size.height))
 
 
 class HistoryScreen(ModalScreen[None]):
@@ -41,7 +72,7 @@ class HistoryScreen(ModalScreen[None]):
         padding: 0 1;
     }
     HistoryScreen #history-title { text-style: bold; }
-    HistoryScreen Sparkline { height: 3; margin: 0 0 1 0; }
+    HistoryScreen DurationBars { height: 3; margin: 0 0 1 0; }
     HistoryScreen DataTable { height: 1fr; }
     HistoryScreen #history-hint { color: $text-muted; }
     """
@@ -63,13 +94,15 @@ class HistoryScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         durations = [r.duration for r in reversed(self.records) if r.succeeded]
-        succeeded = len(durations)
-        trend = (f" · successful builds took {human_seconds(min(durations))} to {human_seconds(max(durations))}"
-                 if durations else "")
+        trend = ""
+        if durations:
+            which = "the successful build" if len(durations) == 1 else "successful builds"
+            trend = f" · {which} {took_range(durations)}"
         with Vertical():
-            yield Static(shown(f"History of {self.model} · {len(self.records)} builds{trend}"), id="history-title")
-            yield Sparkline(durations or [0.0], summary_function=max, id="history-trend")
-            if not succeeded:
+            yield Static(shown(f"History of {self.model} · {plural(len(self.records), 'build')}{trend}"),
+                         id="history-title")
+            yield DurationBars(durations, id="history-trend")
+            if not durations:
                 yield Static("(no successful build yet: no duration trend)", id="history-no-trend")
             yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
             yield Static("space marks a build · d compares two (the marked, or marked and highlighted) · "

@@ -20,18 +20,14 @@ from .build_view import BuildView
 QUEUE_ACTIONS = frozenset({"pause_queue", "more_jobs", "fewer_jobs", "queue_up", "queue_down"})
 
 
-def expected_seconds(view: BuildView) -> float | None:
-    """The whole build's expected duration from the history (its top-level phases), if any."""
-    if not view.expected:
-        return None
-    return sum(seconds for path, seconds in view.expected.items() if "/" not in path)
-
-
 def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = False) -> str:
     """"build all: 3/5 done · 64% · ETA 1m20s". The ETA is what the unfinished builds are expected
-    to take still, from the history or (lacking it) from the builds of this batch that succeeded,
-    shared among the slots that build at once; without any estimate there is no ETA, not a guess,
-    and none while the queue is paused (the queued builds wait for the user, not for a slot)."""
+    to take still (`BuildView.estimate`: from the history, by time), a build the history has no
+    duration of counted as long as this batch's successful builds took, shared among the slots that
+    build at once. Without an estimate for every unfinished build there is no ETA, not a guess; a
+    running build past its expected end is named as overdue instead (never "ETA 0" while a build
+    runs); no ETA either while the queue is paused (the queued builds wait for the user, not for a
+    slot)."""
     views = list(views)
     done = [v for v in views if v.state.final]
     left = [v for v in views if not v.state.final]
@@ -43,11 +39,14 @@ def batch_progress(views: Iterable[BuildView], max_jobs: int, paused: bool = Fal
     fallback = sum(took) / len(took) if took else None
     remaining = 0.0
     for view in left:
-        expected = expected_seconds(view)
-        expected = expected if expected is not None else fallback
-        if expected is None:
+        estimate = view.estimate()
+        if estimate.overdue:
+            return f"{text} · #{view.id} overdue"
+        left_of_it = estimate.remaining if estimate.remaining is not None \
+            else fallback - view.elapsed() if fallback is not None else None  # a queued build's clock is at 0
+        if left_of_it is None or left_of_it <= 0:
             return text
-        remaining += max(0.0, expected - view.elapsed())  # a queued build's clock is at 0
+        remaining += left_of_it
     return f"{text} · ETA {human_seconds(remaining / max(1, min(max_jobs, len(left))))}"
 
 

@@ -18,6 +18,24 @@ HELP = "build engines headless"
 HEADLESS_PUMP = 0.1
 
 
+def expect_from_history(renderer, history) -> None:
+    """The renderer's status lines show progress and ETA by time from the history's durations of the
+    same model and options (`history.estimates.expected_duration`); without a history, by phases."""
+    if history is None:
+        return
+    from pathlib import Path
+
+    from ...core.history.estimates import expected_duration
+
+    def expected(spec) -> float | None:
+        try:
+            return expected_duration(history, Path(spec.model).resolve(), spec.options)[0]
+        except Exception:  # an ETA is a convenience: the build is shown without one
+            return None
+
+    renderer.expected_seconds = expected
+
+
 def options(b: argparse.ArgumentParser) -> None:
     b.add_argument("models", nargs="+", help="ONNX files")
     b.add_argument("-o", "--output", help="engine file (one model) or directory (several)")
@@ -78,6 +96,7 @@ def _build_models(args, settings, executor) -> int:
         raise
     scheduler = session.scheduler
     renderer.numbered = session.history is not None
+    expect_from_history(renderer, session.history)
     scheduler.subscribe(renderer.handle)
     jobs = []
     if len(buildable) > 1:

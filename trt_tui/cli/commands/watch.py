@@ -30,8 +30,9 @@ def run(args) -> int:
     from ..checks import watched_models
     from ..options import build_options, session_settings
     from ..signals import Stopper, abandon
-    from .build import HEADLESS_PUMP
+    from .build import HEADLESS_PUMP, expect_from_history
 
+    started = time.monotonic()
     options = build_options(args)
     models = watched_models(args)
     if models is None:
@@ -40,6 +41,7 @@ def run(args) -> int:
     session = session_settings(args).open(pump_interval=HEADLESS_PUMP)
     scheduler = session.scheduler
     scheduler.subscribe(renderer.handle)
+    expect_from_history(renderer, session.history)
     controller = RebuildController(scheduler, lambda m: spec_for(m, options, force=args.force, replace=args.force),
                                    on_refused=lambda model, why: watcher.errors.append(f"not rebuilt: {why}"))
     watcher = ModelWatcher([Path(p) for p in args.paths if Path(p).exists()], controller.handle)
@@ -62,6 +64,8 @@ def run(args) -> int:
             watcher.stop()
             session.close()
             renderer.close()
+    # What was built while it watched, as `build` ends with (a job that is no build is not counted).
+    renderer.totals([build.state for build in renderer.builds if build.is_build], 0, time.monotonic() - started)
     if active_at_signal:
         print(f"trt-tui: stopped by {stopper.name}: cancelled {', '.join(active_at_signal)}", file=sys.stderr)
     if stopper.signal is not None and stopper.signal != signal.SIGINT:

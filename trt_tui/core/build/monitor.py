@@ -144,9 +144,17 @@ class MonitorState:
             if self.cancelled_in is None:
                 with self.lock:
                     self.cancelled_in = sorted(self.active, key=self.active.__getitem__)
+                self._say_cancelled()
             return False
         except BaseException:
             return True
+
+    def _say_cancelled(self) -> None:
+        """The build's log says where the cancel took effect: TensorRT's own lines that follow
+        ("BuildCanceled") do not, and the phases it then finishes early are not all where it stopped."""
+        where = self.cancelled_in[-1] if self.cancelled_in else None
+        text = f"cancelled during {where}" if where else "cancelled"
+        self.sink(Log(self.job, self.clock() - self.t0, Severity.WARNING, text + ": TensorRT stops the build here"))
 
     def phase_finish(self, phase_name: str) -> None:
         try:

@@ -23,7 +23,8 @@ class Phase:
     steps_done: int = 0
     finished: float | None = None
     children: list[int] = field(default_factory=list)
-    stopped: bool = False  # still running when its build was cancelled or failed (closed by the tree)
+    unfinished: bool = False  # running at a cancel or a crash: closed by the tree, or by TensorRT at the cancel
+    stopped: bool = False  # of those, the innermost: where its build stopped
 
     @property
     def active(self) -> bool:
@@ -75,11 +76,14 @@ class PhaseTree:
         else:
             phase = None
             if isinstance(event, Finished) and event.state in (State.CANCELLED, State.FAILED):
-                # A killed or crashed build never finishes its phases: close them where it stopped.
+                # A killed or crashed build never finishes its phases: close them, and mark the one
+                # it stopped in (the innermost: the others only enclose it).
+                innermost = self.deepest_active()
                 for open_phase in self.phases.values():
                     if open_phase.finished is None:
                         open_phase.finished = max(event.t, open_phase.started)
-                        open_phase.stopped = True
+                        open_phase.unfinished = True
+                        open_phase.stopped = open_phase is innermost
         self.last_t = max(self.last_t, event.t)  # the build's clock, from every kind of event
         return phase
 

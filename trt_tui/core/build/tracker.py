@@ -93,8 +93,9 @@ class BuildTracker:
         self.stack: StackDump | None = None  # the latest stack its watch took
         self.last_callback: float | None = None  # build-clock time of the latest phase event
         self.final: Finished | None = None  # its end, with the result
-        self.stopped: set[int] = set()  # phases a cancel ended (TensorRT's own, or closed by the tree)
+        self.stopped: set[int] = set()  # where a cancel (or a crash) stopped it: the innermost phase running
         self._finish_order: list[int] = []  # phases in the order they finished
+        self._last_step = 0.0  # build-clock time of the latest step: a cancel takes effect at one
         self._fold: dict[type, Callable[[Any, Phase | None], Change]] = {PhaseStart: self._phase, Step: self._phase, PhaseFinish: self._phase, Log: self._log,
                       Queued: self._queued, Waiting: self._waiting, Stage: self._stage, Started: self._started,
                       Finished: self._finished, Vitals: self._vitals, StackDump: self._stack}
@@ -109,6 +110,8 @@ class BuildTracker:
     def _phase(self, event: PhaseStart | Step | PhaseFinish, phase: Phase | None) -> Change:
         self.last_callback = event.t
         what = _PHASE_CHANGES[type(event)]
+        if what is What.STEPPED:
+            self._last_step = event.t
         if what is What.PHASE_FINISHED and phase is not None:
             self._finish_order.append(phase.id)
         return Change(what, phase)
@@ -175,13 +178,21 @@ class BuildTracker:
             self.apply(event)
 
     def _mark_stopped(self) -> None:
-        """A cancel ends the phases running then: TensorRT finishes them early, innermost first, just
-        before the build ends; phases the tree closed are marked by the tree."""
+        """A cancel takes effect at a step callback; TensorRT then finishes the phases running,
+        innermost first, just before the build ends. Only the innermost is where the build stopped:
+        its parents merely close around it, and a phase that finished before that step (early or
+        not) ended on its own. Phases the tree closed are marked by the tree."""
+        chain: list[int] = []  # the closing burst, walked back from its last phase (the outermost)
         for pid in reversed(self._finish_order):
             phase = self.tree.phases[pid]
-            if not phase.finished_early:
+            closed_by_cancel = phase.finished is not None and phase.finished >= self._last_step
+            if not closed_by_cancel or (chain and phase.parent != chain[-1]):
                 break
-            self.stopped.add(pid)
+            chain.append(pid)
+        for pid in chain:  # cut short by the cancel, not finished early on their own
+            self.tree.phases[pid].unfinished = True
+        if chain:
+            self.stopped.add(chain[-1])
         self.stopped.update(pid for pid, phase in self.tree.phases.items() if phase.stopped)
 
     # -- reading -----------------------------------------------------------------------------------

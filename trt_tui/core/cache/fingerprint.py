@@ -22,7 +22,7 @@ from typing import Any
 
 from ...version import __version__
 from ..build.sidecar import Stamp, stamp_of
-from ..files.units import human_bytes, human_seconds, plural
+from ..files.units import human_bytes
 from ..model.modelinfo import ModelDigests, ModelInfoError, read_model_digests
 from . import digest_store
 
@@ -375,42 +375,9 @@ def phase_changes(before: dict[str, float], after: dict[str, float]) -> list[dic
 def diff(a: Fingerprint | None, b: Fingerprint | None, phases_a: dict[str, float], phases_b: dict[str, float],
          engine_a: int | None = None, engine_b: int | None = None) -> dict:
     """What differs between build A and build B: fingerprint changes, phases by absolute change in
-    time, engine size. A build recorded before fingerprints existed has None: then only the phases
-    and sizes can be compared, and the result says so."""
-    if a is not None and b is not None:
-        changes = fingerprint_changes(a, b)
-    else:
-        changes = [{"what": "fingerprint", "change": "not recorded for "
-                    + ("either build" if a is None and b is None else "build A" if a is None else "build B")}]
-    return {"changes": changes, "phases": phase_changes(phases_a, phases_b),
+    time, engine size. A build recorded without a fingerprint (before they existed) has None: then
+    only the phases and sizes can be compared, and `no_fingerprint` names it ("A", "B")."""
+    missing = [name for name, fingerprint in (("A", a), ("B", b)) if fingerprint is None]
+    changes = fingerprint_changes(a, b) if a is not None and b is not None else []
+    return {"changes": changes, "no_fingerprint": missing, "phases": phase_changes(phases_a, phases_b),
             "engine_bytes": {"before": engine_a, "after": engine_b}}
-
-
-def _seconds(value: float) -> str:
-    """Phases of small models take milliseconds: show them, where human_seconds rounds to 0.0s."""
-    return f"{value:.3f}s" if value < 10 else human_seconds(value)
-
-
-def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[str]:
-    """The diff as lines for a terminal: changes, then the `top` phases that changed most, then size."""
-    lines = [title] if title else []
-    changes = result["changes"]
-    lines.append("fingerprint: " + ("identical" if not changes else plural(len(changes), "difference")))
-    lines += [f"  {c['what']}: {c['change']}" for c in changes]
-    phases = [p for p in result["phases"] if p["change"] != 0.0][:top]
-    if phases:
-        lines.append("phases (by change in time): before → after, ×, phase")
-        for p in phases:
-            before = _seconds(p["before"]) if p["before"] is not None else "-"
-            after = _seconds(p["after"]) if p["after"] is not None else "-"
-            ratio = f"{p['ratio']:.2f}×" if p["ratio"] is not None else "new" if p["before"] is None else "gone"
-            # Numbers first, so they line up however long the phase path is.
-            lines.append(f"  {before:>8} → {after:>8}  {ratio:>6}  {p['phase']}")
-    else:
-        lines.append("phases: no timing differences")
-    size = result["engine_bytes"]
-    if size["before"] == size["after"]:
-        lines.append(f"engine: {human_bytes(size['after'])} (same)")
-    else:
-        lines.append(f"engine: {human_bytes(size['before'])} → {human_bytes(size['after'])}")
-    return lines

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from ..build.driver import Outcome
-from ..build.events import Finished, Vitals
+from ..build.events import Finished, Log, Severity, Vitals
 from ..build.phases import PhaseTree, cancelled_detail
 from ..build.states import State
 from ..build.tracker import BuildTracker, What
@@ -71,6 +71,9 @@ class Follower:
     def cancelled(self, forced: str) -> Outcome:
         """A build stopped by force: where it was, and how it was stopped."""
         path = self.phase_path()
+        # The build's own log cannot say it (its process was stopped before it could): this side does.
+        where = f"cancelled during {path[-1]}" if path else "cancelled"
+        self.sink(Log(self.job.id, self.now(), Severity.WARNING, f"{where}: the build was stopped ({forced})"))
         return Outcome(State.CANCELLED, detail=cancelled_detail(path, forced), cancelled_in=path)
 
     def verdict(self, forced: str | None, cause: object = None) -> Outcome:

@@ -42,6 +42,7 @@ class BuildRecord:
     forecast_bytes: int | None = None  # its peak memory as forecast before it started
     forecast_error_bytes: int | None = None  # measured peak minus forecast
     cache: dict | None = None  # what the shared cache did for it (hit or miss, key, bytes, time saved)
+    reason: str | None = None  # why it built, as the engine cache said when it started
 
     @property
     def name(self) -> str:
@@ -63,7 +64,7 @@ class BuildRecord:
             engine_bytes=size, phases={k: float(v) for k, v in loads(phases).items()},
             fingerprint=fingerprint, peak_rss_bytes=peak_rss_bytes, cpu_seconds=cpu_seconds, program=program,
             heap_bytes=heap_bytes, model_bytes=model_bytes, forecast_bytes=forecast,
-            forecast_error_bytes=forecast_error, cache=loads(row[20]) or None,
+            forecast_error_bytes=forecast_error, cache=loads(row[20]) or None, reason=row[21],
         )
 
     def as_json(self) -> dict:
@@ -72,4 +73,4 @@ class BuildRecord:
                 "duration": self.duration, "engine_bytes": self.engine_bytes,
                 "backend": f"{self.backend} {self.backend_version}".strip(), "peak_rss_bytes": self.peak_rss_bytes,
                 "cpu_seconds": self.cpu_seconds, "program": self.program, "forecast_bytes": self.forecast_bytes,
-                "forecast_error_bytes": self.forecast_error_bytes}
+                "forecast_error_bytes": self.forecast_error_bytes, "reason": self.reason}

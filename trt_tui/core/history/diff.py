@@ -10,12 +10,17 @@ import time
 from pathlib import Path
 
 from ..build.events import State
-from ..cache.fingerprint import Fingerprint, diff, fingerprint_changes, format_diff
+from ..cache.fingerprint import Fingerprint, diff, fingerprint_changes
 from ..files.printable import escaped
-from ..files.units import plural
+from ..files.units import human_bytes, human_seconds, plural
 from .records import BuildRecord, History
+from .table import source
 
-__all__ = ["DiffError", "compare", "format_comparison", "pick", "why_built"]
+__all__ = ["TOO_SHORT", "DiffError", "compare", "format_comparison", "format_diff", "pick", "why_built"]
+
+# Phases under this many seconds in both builds are left out of the text: timer noise, not a change
+# ("0.000s → 0.000s 2.74×"); the text says how many it left out, the JSON keeps them all.
+TOO_SHORT = 0.010
 
 
 class DiffError(Exception):
@@ -67,6 +72,53 @@ def format_comparison(result: dict, top: int = 10, labels: tuple[str, str] | Non
     return [escaped(line) for line in format_diff(result, top=top, title=title)]  # names from the history
 
 
+def _seconds(value: float) -> str:
+    """Phases of small models take milliseconds: show them, where human_seconds rounds to 0.0s."""
+    return f"{value:.3f}s" if value < 10 else human_seconds(value)
+
+
+def format_diff(result: dict, top: int = 10, title: str | None = None) -> list[str]:
+    """The diff as lines for a terminal: changes, then the `top` phases that changed most, then size.
+    Phases too short to compare are counted, not listed; a build that did not finish (cancelled,
+    failed) gets no speed ratio, its phases stopped part of the way: a mark says so instead."""
+    lines = [title] if title else []
+    changes, missing = result["changes"], result.get("no_fingerprint") or []
+    if missing:
+        lines.append("fingerprint: no fingerprint for " + ("either build" if len(missing) == 2 else f"build {missing[0]}")
+                     + " (recorded without one): nothing to compare")
+    else:
+        lines.append("fingerprint: " + ("identical" if not changes else plural(len(changes), "difference")))
+    lines += [f"  {c['what']}: {c['change']}" for c in changes]
+    unfinished = [(name, result[key]["state"]) for name, key in (("A", "a"), ("B", "b"))
+                  if key in result and result[key]["state"] != State.SUCCEEDED.value]
+    changed = [p for p in result["phases"] if p["change"] != 0.0]
+    phases = [p for p in changed if max(p["before"] or 0.0, p["after"] or 0.0) >= TOO_SHORT]
+    if phases:
+        lines.append("phases (by change in time): before → after, ×, phase")
+        for p in phases[:top]:
+            before = _seconds(p["before"]) if p["before"] is not None else "-"
+            after = _seconds(p["after"]) if p["after"] is not None else "-"
+            if p["before"] is None or p["after"] is None:
+                ratio = "new" if p["before"] is None else "gone"
+            else:
+                ratio = "✗" if unfinished else f"{p['ratio']:.2f}×" if p["ratio"] is not None else "-"
+            # Numbers first, so they line up however long the phase path is.
+            lines.append(f"  {before:>8} → {after:>8}  {ratio:>6}  {p['phase']}")
+    else:
+        lines.append("phases: no timing differences")
+    for name, state in unfinished:
+        lines.append(f"  ✗ build {name} {state}: its phases stopped part of the way, no speed ratio")
+    if len(changed) > len(phases):
+        lines.append(f"  ({plural(len(changed) - len(phases), 'phase')} under {TOO_SHORT * 1000:.0f} ms"
+                     " in both builds not shown)")
+    size = result["engine_bytes"]
+    if size["before"] == size["after"]:
+        lines.append(f"engine: {human_bytes(size['after'])} (same)")
+    else:
+        lines.append(f"engine: {human_bytes(size['before'])} → {human_bytes(size['after'])}")
+    return lines
+
+
 def _when_of(data: dict) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(data["started"]))
 
@@ -77,10 +129,16 @@ _CAUSES = ("model", "option", "backend")
 
 
 def why_built(record: BuildRecord, older: BuildRecord | None) -> str:
-    """One line: what differs from the build of the model before it (`older`, any state), as far as
-    the two fingerprints tell; a skipped build says why it was skipped."""
+    """One line: why the build was made. The reason the engine cache gave as it started, where the
+    history has it ("no engine yet"); else what differs from the build of the model before it
+    (`older`, any state), as far as the two fingerprints tell. A skipped build says why it was
+    skipped; a build another program made (`trt-tui run`) was only observed."""
     if record.state == State.SKIPPED.value:
         return record.error or "up to date"
+    if record.reason:
+        return record.reason
+    if record.program and not record.fingerprint:
+        return f"observed from a program ({source(record.program)}): its reasons are its own"
     if older is None:
         return "first build in the history"
     if not record.fingerprint or not older.fingerprint:

@@ -1,4 +1,5 @@
-"""What earlier builds predict of a running one: time left (ETA) and phases slower than usual.
+"""What earlier builds predict of a running one: its duration (the ETA, `build.progress`) and phases
+slower than usual.
 
 The expected per-phase seconds come from the build history: the median of the model's recent
 successful builds of the content the file has now (`expected_for`). An edited model may build in a
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..build.phases import PhaseTree
-from ..files.units import human_seconds
+from .forecast import options_key
 
 EXPECTED_FROM = 5  # expected phase durations: the median over this many recent successful builds
 
@@ -34,6 +35,10 @@ class RecordedBuild(Protocol):
     def started(self) -> float: ...
     @property
     def model_hash(self) -> str | None: ...
+    @property
+    def duration(self) -> float: ...
+    @property
+    def options(self) -> dict: ...
 
 
 class SuccessfulBuilds(Protocol):
@@ -57,52 +62,49 @@ def median_phases(records: Sequence[RecordedBuild]) -> dict[str, float] | None:
     return {key: statistics.median(values) for key, values in samples.items()} or None
 
 
+def present_builds(history: SuccessfulBuilds, model: Path) -> tuple[list, bool]:
+    """(the model's recent successful builds of the content the file has now, newest first; whether
+    they are of an older version instead, none being of this one). ([], False) without any."""
+    successes = history.successes(model, LOOK_BACK)
+    if not successes:
+        return [], False
+    try:
+        changed = os.stat(model).st_mtime
+    except OSError:  # gone, or not a file: nothing says which version it was
+        return successes, False
+    since = [rec for rec in successes if rec.started >= changed]
+    if not since:
+        return successes, True
+    now = since[0].model_hash
+    return [rec for rec in successes if rec.started >= changed or (now is not None and rec.model_hash == now)], False
+
+
 def expected_for(history: SuccessfulBuilds, model: Path) -> tuple[dict[str, float] | None, bool]:
     """(expected seconds per phase path, whether they come from builds of an older version of the
     model): from its last successful builds of the content the file has now, else from its last
     successful builds. (None, False) without successful builds."""
-    successes = history.successes(model, LOOK_BACK)
-    if not successes:
+    records, older = present_builds(history, model)
+    return median_phases(records[:EXPECTED_FROM]), older
+
+
+def expected_duration(history: SuccessfulBuilds, model: Path, options: dict) -> tuple[float | None, bool]:
+    """(expected seconds the whole build takes, whether from builds of an older version of the model):
+    the median duration of its last successful builds with the same `options` (as a queued build's
+    `SpecSummary` has them), of its present content where there are some. (None, False) without such
+    a build: other options may build in a very different time."""
+    import statistics  # here, as in `median_phases`
+
+    records, older = present_builds(history, model)
+    key = options_key(options)
+    durations = [rec.duration for rec in records if rec.duration > 0 and options_key(rec.options) == key]
+    if not durations:
         return None, False
-    try:
-        changed = os.stat(model).st_mtime
-    except OSError:  # gone, or not a file: nothing says which version it was
-        return median_phases(successes[:EXPECTED_FROM]), False
-    since = [rec for rec in successes if rec.started >= changed]
-    if not since:
-        return median_phases(successes[:EXPECTED_FROM]), True
-    now = since[0].model_hash
-    same = [rec for rec in successes if rec.started >= changed or (now is not None and rec.model_hash == now)]
-    return median_phases(same[:EXPECTED_FROM]), False
-
-
-def eta_text(remaining: float, from_older_model: bool = False) -> str:
-    """"ETA 3.1s", or "overdue +2.0s" once the build runs longer than expected; an estimate from
-    builds of an older version of the model says so."""
-    text = f"ETA {human_seconds(remaining)}" if remaining >= 0 else f"overdue +{human_seconds(-remaining)}"
-    return text + (" (from an older model)" if from_older_model else "")
+    return statistics.median(durations[:EXPECTED_FROM]), older
 
 
 def phase_key(tree: PhaseTree, phase) -> str:
     """The path key `PhaseTree.durations()` uses: "Building engine/Optimizing graph"."""
     return "/".join(p.name for p in tree.path(phase))
-
-
-def eta(expected: dict[str, float], tree: PhaseTree, elapsed: float) -> float | None:
-    """Expected seconds left in a running build: the expected total of the top-level phases ("Building
-    engine") minus the time spent in them so far, below 0 once the build runs longer than expected
-    (by so much); None without an expectation.
-
-    `elapsed` is the time now on the build's clock (seconds since it started, the clock its events' `t`
-    use). Time before the first phase (parsing the model) is not part of the phases and is not
-    subtracted; before any phase has started the whole expected total is left.
-    """
-    top = [seconds for key, seconds in (expected or {}).items() if "/" not in key]
-    if not top:
-        return None
-    total = sum(top)
-    spent = sum(max(0.0, tree.phases[pid].elapsed(elapsed)) for pid in tree.roots)
-    return total - spent
 
 
 def slow_phases(

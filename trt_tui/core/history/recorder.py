@@ -63,6 +63,7 @@ def record_of(build: BuildTracker) -> dict:
         cpu_seconds=build.last_vitals.cpu_seconds if build.last_vitals is not None else None,
         heap_bytes=final.heap_bytes,
         cache=final.cache.as_dict() if final.cache is not None else None,
+        reason=build.reason,
         **forecast_fields(build.forecast, final.peak_rss_bytes),
     )
     fields.update((spec.history if spec is not None else None) or {})

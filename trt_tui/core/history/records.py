@@ -77,6 +77,7 @@ _ADDED_COLUMNS: dict[str, str] = {
     "forecast_bytes": "INTEGER",  # its peak memory as forecast before it started (`forecast`); NULL: unknown
     "forecast_error_bytes": "INTEGER",  # measured peak minus forecast (positive: it needed more)
     "cache": "TEXT",  # JSON: what the shared cache did (`shared_cache.CacheReport`); NULL: not asked
+    "reason": "TEXT",  # why it built, as the engine cache said ("no engine yet"); NULL: not said
 }
 _ADDED_TABLES: dict[str, str] = {
     "model_digests": "CREATE TABLE IF NOT EXISTS model_digests (hash TEXT PRIMARY KEY, model TEXT NOT NULL)",
@@ -86,7 +87,7 @@ _ADDED_TABLES: dict[str, str] = {
 _FIELD_NAMES = [
     "model", "model_hash", "options", "backend", "backend_version", "state", "error", "started", "duration",
     "engine_bytes", "phases", "fingerprint", "peak_rss_bytes", "cpu_seconds", "program",
-    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes", "cache",
+    "heap_bytes", "model_bytes", "forecast_bytes", "forecast_error_bytes", "cache", "reason",
 ]
 _FIELDS = ", ".join(_FIELD_NAMES)
 _COLUMNS = "id, " + _FIELDS
@@ -259,7 +260,8 @@ class History:
         phases: dict[str, float], fingerprint: dict | None = None, peak_rss_bytes: int | None = None,
         cpu_seconds: float | None = None, program: str | None = None, heap_bytes: int | None = None,
         model_bytes: int | None = None, forecast_bytes: int | None = None, forecast_error_bytes: int | None = None,
-        cache: dict | None = None, record_id: int | None = None, kept: kept_table.Kept | None = None,
+        cache: dict | None = None, reason: str | None = None, record_id: int | None = None,
+        kept: kept_table.Kept | None = None,
     ) -> int:
         """Add one build; returns its id. `record_id`: the number `reserve` gave it, which it keeps
         (where that number is free, else it gets the next). `kept`: its log, stacks and trace path,
@@ -274,7 +276,7 @@ class History:
             engine_bytes, json.dumps({k: float(v) for k, v in phases.items()}),
             json.dumps(fingerprint, default=str) if fingerprint is not None else None,
             peak_rss_bytes, cpu_seconds, program, heap_bytes, model_bytes, forecast_bytes, forecast_error_bytes,
-            json.dumps(cache) if cache is not None else None,
+            json.dumps(cache) if cache is not None else None, reason,
         )
         with self._lock:
             db = self._conn()

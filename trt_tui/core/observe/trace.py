@@ -88,7 +88,7 @@ def trace_events(
         end = max(end, start)
         spans[phase.id] = (start, end)
         # A phase the tree closed because its build was cancelled or crashed never finished.
-        unfinished = phase.finished is None or phase.stopped
+        unfinished = phase.finished is None or phase.unfinished
         args = {"steps": f"{phase.steps_done}/{phase.num_steps}", "finished_early": phase.finished_early and not unfinished}
         if unfinished:
             args["unfinished"] = True

@@ -63,7 +63,7 @@ def phase_row(phase: Phase, now: float, width: int, palette: Palette = PLAIN, *,
     notes = Text()
     if stopped:
         notes.append("  stopped here", style=palette["failed"])
-    elif phase.finished_early:
+    elif phase.finished_early and not phase.unfinished:  # a cancel's cut is not TensorRT finishing early
         notes.append("  finished early", style=palette["muted"])
     if slow_hint:
         notes.append(f"  {slow_hint}", style=palette["failed"])
