@@ -137,7 +137,7 @@ class TrtTuiApp(BuildFeed, App[int]):
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
         self.picker = screen.query_one(PickerTable)
-        self.filter_prompt = screen.query_one(FilterPrompt)
+        self.filter_prompt = screen.query_one("#filter-prompt", FilterPrompt)
         self.details = screen.query_one(ModelDetails)
         self.builds = screen.query_one(BuildList)
         self.phase_view = screen.query_one(PhaseTreeView)

@@ -62,13 +62,15 @@ class MainScreen(MainActions, BuildControls, ViewActions):
         # Textual's default icon (U+2B58) is in no common monospace font: the README's pictures and
         # many terminals showed an empty box. "≡" is in every one, and says "menu" (it opens the palette).
         yield Header(show_clock=False, icon=HEADER_ICON)
+        models, builds, log = PickerTable(id="models"), BuildList(id="builds"), LogPane(id="log")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield FilterPrompt(id="filter-prompt")
-                yield PickerTable(id="models")
+                yield FilterPrompt(models, "models", input_id="filter", id="filter-prompt")
+                yield models
                 yield ModelDetails(id="details")
                 yield Static("Builds", id="builds-title", classes="pane-title")
-                yield BuildList(id="builds")
+                yield FilterPrompt(builds, "builds", input_id="builds-filter", id="builds-filter-prompt")
+                yield builds
                 yield VitalsPanel(id="vitals")
                 yield MachinePanes(app.gpu_sampler, app.host_reader, app.config.gpu_interval,
                                    id="machine")
@@ -76,8 +78,8 @@ class MainScreen(MainActions, BuildControls, ViewActions):
                 yield PhaseTreeView(id="phases")
                 yield Static(f"Log · level {app.config.log_level} (l to change)", id="log-title",
                              classes="pane-title")
-                yield LogPrompt(id="log-prompt")
-                yield LogPane(id="log")
+                yield LogPrompt(log, id="log-prompt")
+                yield log
         yield KeyBar(essential=ESSENTIAL_ACTIONS)
 
     def on_mount(self) -> None:

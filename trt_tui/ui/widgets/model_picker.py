@@ -16,6 +16,7 @@ from textual.worker import Worker
 from ...core.build.events import State
 from ...core.files.units import human_bytes
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
+from .filter_prompt import prompt_of
 from .guard import FailureSink
 from .messages import ModelInfoRead
 from .outside_text import shown
@@ -38,7 +39,8 @@ class ModelPicker(DataTable):
     directory it was found in) does not contain it: every model lives under that directory, so
     matching the whole path would let a filter such as `tmp` keep them all."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Build")]
+    BINDINGS = [Binding("enter", "select_cursor", "Build"),
+                Binding("escape", "clear_filter", "Clear filter", show=False)]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -85,8 +87,20 @@ class ModelPicker(DataTable):
         return self.models.get(path) if path is not None else None
 
     def set_filter(self, text: str) -> None:
-        self.filter_text = text
-        self._render_rows()
+        if text != self.filter_text:
+            self.filter_text = text
+            self._render_rows()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "clear_filter" or bool(self.filter_text)  # Esc passes on where there is none
+
+    def action_clear_filter(self) -> None:
+        """Esc: the filter kept with Enter goes, and its prompt with it."""
+        prompt = prompt_of(self, self)
+        if prompt is not None:
+            prompt.clear()
+        else:
+            self.set_filter("")
 
     def _visible(self) -> list[str]:
         needle = self.filter_text.lower()
