@@ -62,7 +62,8 @@ class MainScreen(MainActions, BuildControls, ViewActions):
         # Textual's default icon (U+2B58) is in no common monospace font: the README's pictures and
         # many terminals showed an empty box. "≡" is in every one, and says "menu" (it opens the palette).
         yield Header(show_clock=False, icon=HEADER_ICON)
-        models, builds, log = PickerTable(id="models"), BuildList(id="builds"), LogPane(id="log")
+        models = PickerTable(app.session.history, id="models")  # its models' latest builds are the history's
+        builds, log = BuildList(id="builds"), LogPane(id="log")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield FilterPrompt(models, "models", input_id="filter", id="filter-prompt")

@@ -1,9 +1,11 @@
 """Every ONNX file under the paths given, with size, inputs and the state of its latest build
 (running or done); the filter (`/`) matches the name shown, not the directories above it.
-`PickerTable`, the main screen's, reads its models' info itself, on a thread worker."""
+`PickerTable`, the main screen's, reads its models' info itself, on a thread worker, and their
+latest builds from the history it is given (before a build of this session says more)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import TypedDict, cast
 
@@ -15,13 +17,15 @@ from textual.worker import Worker
 
 from ...core.build.events import State
 from ...core.files.units import human_bytes
+from ...core.history.records import History, HistoryError
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from .filter_prompt import prompt_of
 from .guard import FailureSink
-from .messages import ModelInfoRead
+from .messages import LastBuildRead, ModelInfoRead
 from .outside_text import shown
 from .palette import PLAIN, Palette, state_text
 
+STATES = frozenset(state.value for state in State)
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
 
 
@@ -70,12 +74,25 @@ class ModelPicker(DataTable):
             self._render_rows()
 
     def set_last_state(self, path: str, state: State) -> None:
+        """`path`: the model as a build names it, which may be another spelling of the picker's
+        (a program observed gives its own, absolute or relative to its own directory)."""
+        path = self.key_of(path)
         entry = self.models.get(path)
         if entry is None:
             return
         entry["state"] = state
         if path in self._visible():
             self.update_cell(path, "Last build", state_text(state, self.palette))
+
+    def key_of(self, path: str) -> str:
+        """The picker's key of the model at `path`: itself, or the key naming the same file."""
+        if path in self.models:
+            return path
+        try:
+            resolved = Path(path).resolve()
+            return next((known for known in self.models if Path(known).resolve() == resolved), path)
+        except OSError:
+            return path
 
     def recolor(self, palette: Palette) -> None:
         self.palette = palette
@@ -133,10 +150,17 @@ class ModelPicker(DataTable):
 class PickerTable(ModelPicker):
     """The main screen's model picker: its keys are the app's commands (`/` filters). It reads its
     models' size, inputs and shapes itself, on a thread worker (`ModelInfoRead` then bubbles on to the
-    app, which shows the highlighted model's details)."""
+    app, which shows the highlighted model's details), and their latest builds from `history` first
+    (a lookup each, where reading a large model takes seconds)."""
+
+    def __init__(self, history: History | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.history = history
 
     @work(thread=True, group="model-info", exit_on_error=False)
     def read_infos(self, paths: list[str]) -> None:
+        if self.history is not None:
+            self._read_last_builds(self.history, paths)
         for path in paths:
             try:
                 info, error = read_model_info(Path(path)), None
@@ -148,6 +172,22 @@ class PickerTable(ModelPicker):
     def _info_read(self, message: ModelInfoRead) -> None:
         if message.path in self.models:
             self.set_model(message.path, message.info, message.error)
+
+    def _read_last_builds(self, history: History, paths: list[str]) -> None:
+        """A history that cannot be read leaves the column as it is; the models' info is read all the same."""
+        try:
+            for path in paths:
+                latest = history.builds(path, limit=1)
+                if latest and latest[0].state in STATES:
+                    self.post_message(LastBuildRead(path, State(latest[0].state)))
+        except (HistoryError, sqlite3.Error):
+            pass
+
+    @on(LastBuildRead)
+    def _last_build_read(self, message: LastBuildRead) -> None:
+        entry = self.models.get(message.path)
+        if entry is not None and entry["state"] is None:  # a build of this session says more
+            self.set_last_state(message.path, message.state)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         cast(FailureSink, self.app).on_worker_state_changed(event)  # one handler for every worker's failure
