@@ -190,6 +190,12 @@ class BuildList(CachedRows, can_focus=True):
         self.sort_column, self.sort_reverse = column, reverse
         self._reorder()
 
+    def restore_order(self, sort: str | None, reverse: bool, hide_skipped: bool) -> None:
+        """The order and hiding as kept from an earlier run (`sort`: a column's header; one this list
+        does not have is the order added)."""
+        self.hide_skipped = hide_skipped
+        self.sort_by(next((column for column in self.columns if column.name == sort), None), reverse)
+
     def action_sort(self) -> None:
         """By the next column, after the last back to the order the builds were added in (`#`)."""
         sorts = (*self.columns[1:], None)
