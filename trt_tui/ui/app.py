@@ -56,7 +56,7 @@ from .widgets.guard import guarded
 from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
 from .widgets.machine_panes import MachinePanes
-from .widgets.messages import BuildEvents
+from .widgets.messages import BuildEvents, SampleWritten
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import PickerTable
 from .widgets.outside_text import plain
@@ -162,7 +162,11 @@ class TrtTuiApp(BuildFeed, App[int]):
         if self.view_note:
             self.notify(self.view_note, severity="warning", timeout=10, markup=False)
         self.picker.focus()
-        if self.mode.has_picker:
+        if self.config.demo:  # written as the app runs: it takes keys meanwhile, and says so
+            self.picker.roots = [Path(self.config.paths[0])]
+            self.sub_title = "preparing the sample models…"
+            self.picker.write_samples(Path(self.config.paths[0]))
+        elif self.mode.has_picker:
             self._discover(self.config.paths)
         else:  # no models to pick: the program's builds are the point
             screen.add_class("-observing")
@@ -176,6 +180,9 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.mode.start(self)
         if self.config.watch:
             screen.action_toggle_watch()
+
+    def on_sample_written(self, message: SampleWritten) -> None:
+        self.sub_title = f"preparing the sample models ({message.left} to come)…" if message.left else ""
 
     def _recolor(self, theme: Theme) -> None:
         """State and verdict colours are the theme's: draw every coloured cell again with them."""

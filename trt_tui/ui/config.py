@@ -23,4 +23,5 @@ class AppConfig:
     keys: dict[str, str] = field(default_factory=dict)  # the config file's [keys]: action -> key
     notify_after: float = 10.0  # seconds: a build that ran longer rings the bell when it ends (0: never)
     session: SessionSettings = field(default_factory=SessionSettings)
+    demo: bool = False  # `--demo`: paths[0] is an empty directory the app writes the sample models into
     view_file: Path | None = None  # where the view is kept between runs (`view_prefs`); None: not kept

@@ -35,19 +35,15 @@ def app_config(args):
     from ..options import build_options, session_settings
 
     paths = list(args.paths)
-    if args.demo:
+    if args.demo:  # the app writes the sample models into it as it starts, quickest to build first
         from ...core.model.demo_dir import make_demo_dir
-        from ...core.model.samples import write_samples
 
-        directory = make_demo_dir()
-        print(f"trt-tui: writing sample models to {directory}")
-        write_samples(directory)
-        paths = [str(directory)]
+        paths = [str(make_demo_dir())]
     models = find_models(paths)[0] if args.trace else []
     check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(paths=paths, options=build_options(args), theme=args.theme, log_level=args.log_level,
                      watch=args.watch, keys=args.keys, notify_after=args.notify_after,
-                     session=session_settings(args),
+                     session=session_settings(args), demo=args.demo,
                      view_file=None if args.attach else default_view_file())  # a served tab keeps none
 
 

@@ -2,7 +2,8 @@
 
 Build threads never touch widgets: the scheduler's pump thread posts `BuildEvents` (already coalesced
 by the job's buffer), the GPU sampler's worker posts `GpuSampled` and `HostSampled`, the watcher posts
-`ModelsChanged`, the model reader `ModelInfoRead` and `LastBuildRead`, the stack reader `StackRead`. They live among the
+`ModelsChanged`, the model reader `ModelInfoRead` and `LastBuildRead` (and the demo's writer
+`SampleWritten`), the stack reader `StackRead`. They live among the
 widgets because widgets post and take them too (the machine panes' samplers, the picker's reader),
 and a widget imports nothing of the app around it.
 """
@@ -78,3 +79,11 @@ class LastBuildRead(Message):
 
     path: str
     state: State
+
+
+@dataclass
+class SampleWritten(Message):
+    """A sample model `--demo` wrote, on the picker's worker thread; `left`: how many are still to come."""
+
+    path: str
+    left: int

@@ -21,7 +21,7 @@ from ...core.history.records import History, HistoryError
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from .filter_prompt import prompt_of
 from .guard import FailureSink
-from .messages import LastBuildRead, ModelInfoRead
+from .messages import LastBuildRead, ModelInfoRead, SampleWritten
 from .outside_text import shown
 from .palette import PLAIN, Palette, state_text
 
@@ -182,6 +182,28 @@ class PickerTable(ModelPicker):
                     self.post_message(LastBuildRead(path, State(latest[0].state)))
         except (HistoryError, sqlite3.Error):
             pass
+
+    @work(thread=True, group="samples", exit_on_error=False)
+    def write_samples(self, directory: Path) -> None:
+        """`--demo`: the sample models written into `directory` (empty) one by one, quickest to
+        build first, each listed as it lands; meanwhile the app takes keys as ever."""
+        from ...core.model.samples import SAMPLES, write_samples  # numpy and onnx: only for the demo
+
+        names = list(SAMPLES)  # quickest to build first
+        for left, name in enumerate(names, 1):
+            path = write_samples(directory, [name])[0]
+            self.post_message(SampleWritten(str(path), len(names) - left))
+
+    @on(SampleWritten)
+    def _sample_written(self, message: SampleWritten) -> None:
+        """Listed, its info read; the first (the quickest to build) highlighted, and the highlight
+        then stays where it is (`_render_rows`) as the others come. The message goes on to the app,
+        which says how many are still to come."""
+        first = not self.models
+        self.set_model(message.path)
+        self.read_infos([message.path])
+        if first:
+            self.move_cursor(row=0)
 
     @on(LastBuildRead)
     def _last_build_read(self, message: LastBuildRead) -> None:
