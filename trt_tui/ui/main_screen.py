@@ -36,6 +36,7 @@ from .widgets.model_picker import PickerTable
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
+WIDE = 180  # columns: from here the left half is the builds list's every column (`app.tcss`)
 NARROW = 120  # columns
 COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
 
@@ -87,6 +88,7 @@ class MainScreen(MainActions, BuildControls, ViewActions):
         self._mounted(self)
 
     def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= WIDE, "-wide")
         self.set_class(event.size.width < NARROW, "-narrow")
         self.set_class(event.size.width < COMPACT, "-compact")
 

@@ -12,11 +12,12 @@ from typing import TypedDict, cast
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding
+from textual.events import Resize
 from textual.widgets import DataTable
 from textual.worker import Worker
 
 from ...core.build.events import State
-from ...core.files.units import human_bytes
+from ...core.files.units import compact_bytes
 from ...core.history.records import History, HistoryError
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
 from .filter_prompt import prompt_of
@@ -27,6 +28,34 @@ from .palette import PLAIN, Palette, state_text
 
 STATES = frozenset(state.value for state in State)
 COLUMNS = ("Model", "Size", "Inputs", "Last build")
+
+
+MIN_WIDTHS = (8, 4, 6, 10)  # the model's name and its inputs are cut before its size and its last build
+CUT_ORDER = (2, 0)  # the inputs first (the details pane shows them whole), then the name
+PADDING = 2  # a DataTable's cell padding, on both sides
+
+
+def fit_widths(rows: list[list[int]], room: int) -> list[int]:
+    """Each column's width for cells of these widths in `room` cells: as wide as their widest cell and
+    header, then the inputs and the name narrowed (to their minimum) until the table fits."""
+    widths = [max([len(name), *(row[i] for row in rows)]) for i, name in enumerate(COLUMNS)]
+    over = sum(widths) + PADDING * len(widths) - room
+    for i in CUT_ORDER:
+        if over <= 0:
+            break
+        cut = min(over, max(0, widths[i] - MIN_WIDTHS[i]))
+        widths[i] -= cut
+        over -= cut
+    return widths
+
+
+def cut(cell: Text, width: int) -> Text:
+    """The cell whole where it fits, else cut to `width` ending in "…"."""
+    if cell.cell_len <= width:
+        return cell
+    cell = cell.copy()
+    cell.truncate(width, overflow="ellipsis")
+    return cell
 
 
 class ModelEntry(TypedDict):
@@ -61,8 +90,7 @@ class ModelPicker(DataTable):
         return str(p)
 
     def on_mount(self) -> None:
-        for name in COLUMNS:
-            self.add_column(name, key=name)
+        self._render_rows()
 
     def set_model(self, path: str, info: ModelInfo | None = None, error: str | None = None) -> None:
         entry = self.models.setdefault(path, ModelEntry(info=None, error=None, state=None))
@@ -125,17 +153,27 @@ class ModelPicker(DataTable):
 
     def _render_rows(self) -> None:
         keep = self.highlighted_path()
-        self.clear()
+        rows = []
         for path in self._visible():
             entry = self.models[path]
             info, error = entry["info"], entry["error"]
-            size = human_bytes(info.size if info else (Path(path).stat().st_size if Path(path).exists() else None))
+            size = compact_bytes(info.size if info else (Path(path).stat().st_size if Path(path).exists() else None))
             inputs = shown(error, self.palette["failed"]) if error else shown(info.inputs_text() if info else "…")
             state = entry["state"]
             last = state_text(state, self.palette) if state else Text("-", style=self.palette["muted"])
-            self.add_row(shown(self.display_name(path)), size, inputs, last, key=path)  # a str cell reads markup
+            rows.append((path, [shown(self.display_name(path)), Text(size), inputs, last]))  # a str cell reads markup
+        widths = fit_widths([[cell.cell_len for cell in cells] for _, cells in rows],
+                            self.size.width - self.styles.scrollbar_size_vertical if self.size.width else 10_000)
+        self.clear(columns=True)  # a column keeps the width of its widest cell so far: narrower ones too
+        for name in COLUMNS:
+            self.add_column(name, key=name)
+        for path, cells in rows:
+            self.add_row(*(cut(cell, width) for cell, width in zip(cells, widths)), key=path)
         if keep is not None and keep in self._visible():
             self.move_cursor(row=self._visible().index(keep))
+
+    def on_resize(self, event: Resize) -> None:
+        self._render_rows()
 
     def highlighted_path(self) -> str | None:
         if self.row_count == 0:
