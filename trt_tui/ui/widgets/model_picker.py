@@ -31,21 +31,26 @@ COLUMNS = ("Model", "Size", "Inputs", "Last build")
 
 
 MIN_WIDTHS = (8, 4, 6, 10)  # the model's name and its inputs are cut before its size and its last build
-CUT_ORDER = (2, 0)  # the inputs first (the details pane shows them whole), then the name
+INPUTS = 2
+CUT_ORDER = (INPUTS, 0)  # the inputs first (the details pane shows them whole), then the name
 PADDING = 2  # a DataTable's cell padding, on both sides
 
 
-def fit_widths(rows: list[list[int]], room: int) -> list[int]:
+def fit_widths(rows: list[list[int]], room: int) -> list[int | None]:
     """Each column's width for cells of these widths in `room` cells: as wide as their widest cell and
-    header, then the inputs and the name narrowed (to their minimum) until the table fits."""
-    widths = [max([len(name), *(row[i] for row in rows)]) for i, name in enumerate(COLUMNS)]
-    over = sum(widths) + PADDING * len(widths) - room
+    header, then the inputs and the name narrowed (to their minimum) until the table fits; where it
+    still does not, the inputs leave (None), and the name takes back what they leave it."""
+    natural = [max([len(name), *(row[i] for row in rows)]) for i, name in enumerate(COLUMNS)]
+    widths: list[int | None] = list(natural)
+    over = sum(natural) + PADDING * len(natural) - room
     for i in CUT_ORDER:
-        if over <= 0:
-            break
-        cut = min(over, max(0, widths[i] - MIN_WIDTHS[i]))
-        widths[i] -= cut
+        cut = min(max(0, over), natural[i] - MIN_WIDTHS[i] if natural[i] > MIN_WIDTHS[i] else 0)
+        widths[i] = natural[i] - cut
         over -= cut
+    if over > 0:
+        over -= (widths[INPUTS] or 0) + PADDING
+        widths[INPUTS] = None
+        widths[0] = min(natural[0], (widths[0] or 0) - min(0, over))
     return widths
 
 
@@ -165,10 +170,11 @@ class ModelPicker(DataTable):
         widths = fit_widths([[cell.cell_len for cell in cells] for _, cells in rows],
                             self.size.width - self.styles.scrollbar_size_vertical if self.size.width else 10_000)
         self.clear(columns=True)  # a column keeps the width of its widest cell so far: narrower ones too
-        for name in COLUMNS:
-            self.add_column(name, key=name)
+        for name, width in zip(COLUMNS, widths):
+            if width is not None:
+                self.add_column(name, key=name)
         for path, cells in rows:
-            self.add_row(*(cut(cell, width) for cell, width in zip(cells, widths)), key=path)
+            self.add_row(*(cut(cell, width) for cell, width in zip(cells, widths) if width is not None), key=path)
         if keep is not None and keep in self._visible():
             self.move_cursor(row=self._visible().index(keep))
 
