@@ -35,6 +35,14 @@ if "TRT_TUI_CACHE" not in os.environ:
 
     os.environ["TRT_TUI_CACHE"] = tempfile.mkdtemp(prefix="trt-tui-test-cache-")
 
+# The view the app keeps between runs (`ui.view_prefs`, in the state directory) is the test run's own:
+# an app made from the command line's settings in this process (`cli.app_config`) keeps its view
+# there, not in the user's.
+if "TRT_TUI_TEST_STATE" not in os.environ:
+    import tempfile
+
+    os.environ["TRT_TUI_TEST_STATE"] = os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="trt-tui-test-state-")
+
 # The collector's socket (every app listens on it; `trt_tui.observe` reports to it) is the test run's
 # own: no test shows its builds in the user's real app, nor in another test run's.
 if "TRT_TUI_TEST_RUNTIME" not in os.environ:

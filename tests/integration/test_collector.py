@@ -170,6 +170,28 @@ async def test_a_hooked_program_that_never_imports_trt_tui_appears_in_the_app(
     assert "engine: built" in out
 
 
+async def test_a_hooked_build_of_a_listed_model_is_its_last_build(tmp_path, env, sample_dir, installed_hook) -> None:
+    """The model list's "Last build" follows another program's build of one of its models, named by
+    the file the program parsed (given relative to the program's own directory)."""
+    app = TrtTuiApp(AppConfig(paths=[str(sample_dir)],
+                              session=SessionSettings(history=str(tmp_path / "h.sqlite3"), executor="thread")))
+    mnist = str(sample_dir / "mnist.onnx")
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_until(pilot, lambda: app.collector is not None and app.collector.listening, "the app to listen")
+        assert str(app.picker.get_cell(mnist, "Last build")) == "-"
+        proc = subprocess.Popen([sys.executable, str(PLAIN_PROGRAM), "mnist.onnx", str(tmp_path / "plain.engine")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=sample_dir)
+        try:
+            _out, err = proc.communicate(timeout=TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0, err
+        await wait_until(pilot, lambda: str(app.picker.get_cell(mnist, "Last build")) == "succeeded",
+                         "the program's build as the model's last", timeout=20)
+        await pilot.press("q")
+
+
 OWN_BUILD_BESIDE_AN_APP = """
 import sys, time
 from trt_tui.cli import main

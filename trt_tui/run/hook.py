@@ -276,7 +276,7 @@ class _Patches:
                 ref = self.parser_network.get(parser)
                 network = ref() if ref is not None else None
                 if network is not None:
-                    self.network_file[network] = str(Path(path))
+                    self.network_file[network] = str(Path(path).absolute())  # the app matches it to its models
             except Exception:
                 pass
             return parse_from_file(parser, path, *args, **kwargs)

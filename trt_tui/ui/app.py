@@ -33,7 +33,7 @@ from ..core.model.discover import find_models
 from ..core.model.watch import ModelWatcher
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
-from . import collector_feed, job_control
+from . import collector_feed, job_control, view_prefs
 from .app_state import AppState
 from .build_feed import BuildFeed
 from .build_view import BuildView, build_title, phase_verdict
@@ -48,6 +48,7 @@ from .replace import submit_once
 from .screens import StackScreen
 from .startup import freeze_startup_heap
 from .themes import load_themes
+from .view_prefs import ViewPrefs
 from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterInput, FilterPrompt
 from .widgets.gpu_panel import GpuPanel
@@ -55,7 +56,7 @@ from .widgets.guard import guarded
 from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
 from .widgets.machine_panes import MachinePanes
-from .widgets.messages import BuildEvents
+from .widgets.messages import BuildEvents, SampleWritten
 from .widgets.model_details import ModelDetails
 from .widgets.model_picker import PickerTable
 from .widgets.outside_text import plain
@@ -89,7 +90,13 @@ class TrtTuiApp(BuildFeed, App[int]):
         """`session`: what the app shows (`modes`); without one, the one `config` asks for, on
         `executor`, or of `run` (a `ProgramRun`: `trt-tui run -- CMD`)."""
         super().__init__()
-        self.config = config
+        # The view as the user left it, where the command line and the config file say nothing.
+        self.kept_view, self.view_note = view_prefs.load(config.view_file) if config.view_file else (ViewPrefs(), None)
+        self.view_not_kept: str | None = None  # why the view could not be written as the app quit
+        levels = [level.label for level in LOG_LEVELS]
+        kept_level = self.kept_view.log_level if self.kept_view.log_level in levels else None
+        level = config.log_level or kept_level or "info"
+        self.config = config = dataclasses.replace(config, log_level=level)
         self.mode = session or session_for(config, executor, run)
         self.session = self.mode.session
         self.commands = with_keys(COMMANDS, config.keys)  # the config file's [keys] in place
@@ -104,7 +111,7 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.gpu_sampler = gpu_sampler or GpuSampler()  # what the machine panes read (tests fix both)
         self.host_reader: Callable[[], dict] = host_vitals
         self.machine: MachinePanes | None = None  # once the main screen is mounted
-        self.state = AppState(log_level_index=[level.label for level in LOG_LEVELS].index(config.log_level))
+        self.state = AppState(log_level_index=levels.index(level))
         self.notifier = Notifier(self, self.mode.notify_after(config.notify_after))
         self.handler_error_count, self.handler_errors = 0, deque[str](maxlen=50)  # what `guarded` caught
         self._notified_errors: set[tuple[str, str]] = set()
@@ -112,7 +119,8 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
-        self.theme = config.theme or "trt-dark"
+        kept_theme = self.kept_view.theme if self.kept_view.theme in self.available_themes else None
+        self.theme = config.theme or kept_theme or "trt-dark"
         self.palette = PLAIN  # the theme's, once the screen is mounted (`_recolor`)
 
     # -- layout ---------------------------------------------------------------------------------
@@ -137,7 +145,7 @@ class TrtTuiApp(BuildFeed, App[int]):
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
         self.picker = screen.query_one(PickerTable)
-        self.filter_prompt = screen.query_one(FilterPrompt)
+        self.filter_prompt = screen.query_one("#filter-prompt", FilterPrompt)
         self.details = screen.query_one(ModelDetails)
         self.builds = screen.query_one(BuildList)
         self.phase_view = screen.query_one(PhaseTreeView)
@@ -149,8 +157,16 @@ class TrtTuiApp(BuildFeed, App[int]):
         self._recolor(self.current_theme)
         self.theme_changed_signal.subscribe(self, self._recolor)
         self.log_pane.min_severity = LOG_LEVELS[self.state.log_level_index]
+        kept = self.kept_view
+        self.builds.restore_order(kept.sort, kept.sort_reverse, kept.hide_skipped)
+        if self.view_note:
+            self.notify(self.view_note, severity="warning", timeout=10, markup=False)
         self.picker.focus()
-        if self.mode.has_picker:
+        if self.config.demo:  # written as the app runs: it takes keys meanwhile, and says so
+            self.picker.roots = [Path(self.config.paths[0])]
+            self.sub_title = "preparing the sample models…"
+            self.picker.write_samples(Path(self.config.paths[0]))
+        elif self.mode.has_picker:
             self._discover(self.config.paths)
         else:  # no models to pick: the program's builds are the point
             screen.add_class("-observing")
@@ -164,6 +180,9 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.mode.start(self)
         if self.config.watch:
             screen.action_toggle_watch()
+
+    def on_sample_written(self, message: SampleWritten) -> None:
+        self.sub_title = f"preparing the sample models ({message.left} to come)…" if message.left else ""
 
     def _recolor(self, theme: Theme) -> None:
         """State and verdict colours are the theme's: draw every coloured cell again with them."""
@@ -286,7 +305,22 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.call_from_thread(self.exit, code, code)
 
     def on_unmount(self) -> None:
+        self._keep_view()
         self._close()
+
+    def _keep_view(self) -> None:
+        """The view as the user leaves it, for the next run (`view_prefs`); a file that cannot be
+        written is one line, printed once the screen is gone (`notifier.run_app`)."""
+        if self.config.view_file is None or self.machine is None:  # never shown: nothing to keep
+            return
+        builds = self.builds
+        view = ViewPrefs(sort=builds.sort_column.name if builds.sort_column else None, sort_reverse=builds.sort_reverse,
+                         hide_skipped=builds.hide_skipped, log_level=LOG_LEVELS[self.state.log_level_index].label,
+                         theme=self.theme)
+        try:
+            view_prefs.save(self.config.view_file, view)
+        except OSError as exc:
+            self.view_not_kept = f"trt-tui: the view was not kept: {self.config.view_file}: {exc.strerror or exc}"
 
     def _close(self) -> None:
         """Stop watching and sampling, and close the session (it stops what still builds); once."""

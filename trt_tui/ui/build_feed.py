@@ -18,6 +18,7 @@ from ..core.build.driver import BuildSpec, spec_for
 from ..core.build.events import Log, SpecSummary, State, Vitals
 from ..core.build.tracker import What
 from ..core.history.estimates import expected_duration, expected_for
+from . import collector_feed
 from .action_host import ActionHost
 from .build_view import BuildView, build_title, queued_spec
 from .log_level import LOG_LEVELS, options_at
@@ -117,7 +118,7 @@ class BuildFeed(ActionHost):
             self.vitals_panel.show(view.vitals, ended=view.state.final)
 
     def _state_changed(self, view: BuildView) -> None:
-        model, build = str(view.model), view.build
+        model, build = collector_feed.model_file(self.collector, view.id) or str(view.model), view.build
         self.picker.set_last_state(model, build.state)  # a running build is the model's last one too
         result = build.result
         if result is not None:

@@ -72,8 +72,8 @@ COMMANDS: tuple[Command, ...] = (
             show=False, key_display="["),
     Command("right_square_bracket", "queue_down", "Queue later", "move the selected queued build down the queue",
             show=False, key_display="]"),
-    Command("slash", "filter", "Filter", "filter the models: every key goes to the filter until Enter or Esc",
-            key_display="/", picks_models=True),
+    Command("slash", "filter", "Filter", "filter the list that has the focus (models or builds) as you type:"
+            " every key goes to the filter until Enter keeps it or Esc clears it", key_display="/"),
     # The zoom's and the log's, after the others: the key bar drops the last first where it is short.
     Command("z", "zoom", "Zoom", "the focused pane fills the screen; z again shows every pane"),
     Command("F", "toggle_log_follow", "Follow log",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import on, work
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable
 
 from ..core.model.watch import ModelWatcher
 from . import collector_feed
@@ -22,7 +22,7 @@ from .replace import force_rebuild
 from .screens import StackScreen
 from .widgets.build_list import BuildList
 from .widgets.diff_panel import NothingToCompare, diff_of_build
-from .widgets.filter_prompt import FilterPrompt
+from .widgets.filter_prompt import prompt_for_focus
 from .widgets.guard import guarded
 from .widgets.messages import ModelInfoRead, ModelsChanged, StackRead
 
@@ -71,16 +71,6 @@ class MainActions(MainScreenHost):
     def _model_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.host.submit(event.row_key.value)
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self.host.picker.set_filter(event.value)
-
-    @on(FilterPrompt.Closed)
-    def _filter_closed(self, event: FilterPrompt.Closed) -> None:
-        self.host.filter_prompt.close(event.text)
-        self.host.picker.set_filter(event.text)
-        self.host.picker.focus()
 
     @on(ModelInfoRead)
     @guarded
@@ -222,7 +212,10 @@ class MainActions(MainScreenHost):
             self.notify(f"Build #{message.job} has no running process to read", severity="warning")
 
     def action_filter(self) -> None:
-        self.host.filter_prompt.open()
+        """The filter of the list that has the focus (the models', the builds')."""
+        prompt = prompt_for_focus(self)
+        if prompt is not None:
+            prompt.open()
 
     def action_toggle_follow(self) -> None:
         self.state.follow_newest = not self.state.follow_newest

@@ -36,6 +36,7 @@ from .widgets.model_picker import PickerTable
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
+WIDE = 180  # columns: from here the left half is the builds list's every column (`app.tcss`)
 NARROW = 120  # columns
 COMPACT = 100  # columns: below, the panes stack (`app.tcss`)
 
@@ -62,13 +63,16 @@ class MainScreen(MainActions, BuildControls, ViewActions):
         # Textual's default icon (U+2B58) is in no common monospace font: the README's pictures and
         # many terminals showed an empty box. "≡" is in every one, and says "menu" (it opens the palette).
         yield Header(show_clock=False, icon=HEADER_ICON)
+        models = PickerTable(app.session.history, id="models")  # its models' latest builds are the history's
+        builds, log = BuildList(id="builds"), LogPane(id="log")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield FilterPrompt(id="filter-prompt")
-                yield PickerTable(id="models")
+                yield FilterPrompt(models, "models", input_id="filter", id="filter-prompt")
+                yield models
                 yield ModelDetails(id="details")
                 yield Static("Builds", id="builds-title", classes="pane-title")
-                yield BuildList(id="builds")
+                yield FilterPrompt(builds, "builds", input_id="builds-filter", id="builds-filter-prompt")
+                yield builds
                 yield VitalsPanel(id="vitals")
                 yield MachinePanes(app.gpu_sampler, app.host_reader, app.config.gpu_interval,
                                    id="machine")
@@ -76,14 +80,15 @@ class MainScreen(MainActions, BuildControls, ViewActions):
                 yield PhaseTreeView(id="phases")
                 yield Static(f"Log · level {app.config.log_level} (l to change)", id="log-title",
                              classes="pane-title")
-                yield LogPrompt(id="log-prompt")
-                yield LogPane(id="log")
+                yield LogPrompt(log, id="log-prompt")
+                yield log
         yield KeyBar(essential=ESSENTIAL_ACTIONS)
 
     def on_mount(self) -> None:
         self._mounted(self)
 
     def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= WIDE, "-wide")
         self.set_class(event.size.width < NARROW, "-narrow")
         self.set_class(event.size.width < COMPACT, "-compact")
 

@@ -9,7 +9,7 @@ in tmux's passthrough sequence, which tmux hands to the terminal around it (wher
 the real terminal while the app runs. A build that failed or was cancelled also shows a toast.
 
 `run_app` runs the app and, once its screen is gone, prints one line of what was built, failed and
-cancelled on the process's standard output.
+cancelled on the process's standard output (and on its standard error, why the view was not kept).
 """
 
 from __future__ import annotations
@@ -90,4 +90,6 @@ def run_app(app):
     line = None if app.mode.served else summary(list(app.state.views.values()))
     if line:
         print(line, file=sys.stdout, flush=True)
+    if app.view_not_kept:
+        print(app.view_not_kept, file=sys.stderr, flush=True)
     return app

@@ -18,8 +18,8 @@ def options(app: argparse.ArgumentParser) -> None:
     app.add_argument("--theme", help="theme name (--list-themes prints them)")
     app.add_argument("--watch", action="store_true", help="rebuild models when their ONNX files change")
     app.add_argument("--notify-after", type=seconds, default=10.0, metavar="SECONDS", help="a build that ends after longer than this rings and notifies (default 10; 0: never)")
-    app.add_argument("--log-level", choices=("warning", "info", "verbose", "error"), default="info",
-                     help="the log pane's level at start (l cycles it; default info)")
+    app.add_argument("--log-level", choices=("warning", "info", "verbose", "error"), default=None,
+                     help="the log pane's level at start (l cycles it; default: as you left it, else info)")
     app.add_argument("--version", action="version", version=f"trt-tui {__version__}")
     app.add_argument("--attach", metavar="SOCKET", help=argparse.SUPPRESS)  # a `serve` browser session
     add_build_options(app)
@@ -31,22 +31,20 @@ def app_config(args):
     from ...core.history.output_paths import check_trace
     from ...core.model.discover import find_models
     from ...ui.app import AppConfig
+    from ...ui.view_prefs import default_path as default_view_file
     from ..options import build_options, session_settings
 
     paths = list(args.paths)
-    if args.demo:
+    if args.demo:  # the app writes the sample models into it as it starts, quickest to build first
         from ...core.model.demo_dir import make_demo_dir
-        from ...core.model.samples import write_samples
 
-        directory = make_demo_dir()
-        print(f"trt-tui: writing sample models to {directory}")
-        write_samples(directory)
-        paths = [str(directory)]
+        paths = [str(make_demo_dir())]
     models = find_models(paths)[0] if args.trace else []
     check_trace(args.trace, models, [default_output(m) for m in models], args.history, args.force)
     return AppConfig(paths=paths, options=build_options(args), theme=args.theme, log_level=args.log_level,
                      watch=args.watch, keys=args.keys, notify_after=args.notify_after,
-                     session=session_settings(args))
+                     session=session_settings(args), demo=args.demo,
+                     view_file=None if args.attach else default_view_file())  # a served tab keeps none
 
 
 def app_session(args, config):

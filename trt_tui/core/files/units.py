@@ -20,6 +20,19 @@ def human_bytes(n: int | None) -> str:
     return f"{size:.1f} GiB"
 
 
+def compact_bytes(n: int | None) -> str:
+    """As `human_bytes`, in three figures at most where it has more (97.9 MiB, 311 KiB, 1022 MiB),
+    for a column: at most 8 cells up to 9999 GiB."""
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.1f} {unit}" if unit != "B" and round(size, 1) < 100 else f"{size:.0f} {unit}"
+        size /= 1024
+    return f"{size:.0f} GiB"
+
+
 def human_seconds(s: float) -> str:
     """0.4s, 12.3s, 3m05s, 1h02m."""
     if s < 60:

@@ -50,7 +50,10 @@ class NotListening(Exception):
 
 @dataclass(frozen=True)
 class CollectedSpec(ObservedSpec):
-    """A build another program reported to the collector (`program` names it)."""
+    """A build another program reported to the collector (`program` names it; `model` is the name the
+    app lists it by, `model_file` the ONNX file the program parsed, "" where it named none)."""
+
+    model_file: str = ""
 
     def history_fields(self) -> None:
         """Not recorded here: `trt_tui.observe` and `trt-tui run` record their builds themselves."""
@@ -100,6 +103,7 @@ class _Following:
     def submit(self, spec: ObservedSpec) -> None:
         values = {f.name: getattr(spec, f.name) for f in fields(spec)}
         values["model"] = Path(shown_name(str(spec.model), self.program))
+        values["model_file"] = "" if is_program_name(str(spec.model), self.program) else str(spec.model)
         try:
             self.scheduler.follow(CollectedSpec(**values), self._relay, pid=spec.pid)
         except RuntimeError:  # the app is closing: the build goes on unobserved
@@ -111,9 +115,14 @@ class _Following:
         return relays.follow(job)
 
 
+def is_program_name(name: str, program: str) -> bool:
+    """Whether a build's name is its program's ("train.py", "train.py #2"), not a model's file."""
+    return name == program or name.startswith(program + " #")
+
+
 def shown_name(name: str, program: str) -> str:
     """A build as the app lists it: by its program ("train.py #2", "train.py: model.onnx")."""
-    if name == program or name.startswith(program + " #"):
+    if is_program_name(name, program):
         return name
     return f"{program}: {Path(name).name}"
 
@@ -215,6 +224,14 @@ class Collector:
             return None
         return (f"#{job.id} {job.spec.model} is a build of {job.spec.program}: trt-tui cannot rebuild it"
                 " (run the program again)")
+
+    def model_file(self, job_id: int) -> str | None:
+        """The ONNX file another program's build `job_id` parsed, where it named one (None: not such a
+        build, or no file): which of the app's models it built."""
+        job = self.scheduler.jobs.get(job_id)
+        if job is None or not isinstance(job.spec, CollectedSpec):
+            return None
+        return job.spec.model_file or None
 
     @property
     def listening(self) -> bool:

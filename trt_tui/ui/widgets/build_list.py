@@ -28,6 +28,7 @@ from textual.strip import Strip
 
 from ...core.build.events import State
 from .columns import BUILD_COLUMNS, GAP, BuildColumn, BuildRow, fit_columns, line_width
+from .filter_prompt import prompt_of
 from .palette import PLAIN, Palette, same_text
 from .rows import CachedRows
 
@@ -60,7 +61,8 @@ class BuildList(CachedRows, can_focus=True):
         def control(self) -> BuildList:
             return self.build_list
 
-    BINDINGS = [Binding("enter", "screen.build_menu", "Actions", show=False)]  # the main screen's action menu
+    BINDINGS = [Binding("enter", "screen.build_menu", "Actions", show=False),  # the main screen's action menu
+                Binding("escape", "clear_filter", "Clear filter", show=False)]
 
     COMPONENT_CLASSES = {"build-list--header", "build-list--even-row", "build-list--cursor"}
     DEFAULT_CSS = """
@@ -100,6 +102,7 @@ class BuildList(CachedRows, can_focus=True):
         self.sort_column: BuildColumn | None = None  # None: the order they were added in
         self.sort_reverse = False
         self.hide_skipped = False
+        self.filter_text = ""  # only the builds whose model's name contains it are shown (`/`)
         self._widths: dict[BuildColumn, int] = {column: column.header_width for column in self.columns}
         self._shown: tuple[BuildColumn, ...] = self.columns  # the columns that fit, and their widths
         self._fitted: dict[BuildColumn, int] = dict(self._widths)
@@ -123,7 +126,7 @@ class BuildList(CachedRows, can_focus=True):
         self._all.append(job)
         self._order.append(job)
         self._render_cells(self._rows[job])
-        if self.sort_column is not None:
+        if self.sort_column is not None or self.filter_text:
             self._reorder()
         self._size_changed(taller=True)
 
@@ -187,6 +190,12 @@ class BuildList(CachedRows, can_focus=True):
         self.sort_column, self.sort_reverse = column, reverse
         self._reorder()
 
+    def restore_order(self, sort: str | None, reverse: bool, hide_skipped: bool) -> None:
+        """The order and hiding as kept from an earlier run (`sort`: a column's header; one this list
+        does not have is the order added)."""
+        self.hide_skipped = hide_skipped
+        self.sort_by(next((column for column in self.columns if column.name == sort), None), reverse)
+
     def action_sort(self) -> None:
         """By the next column, after the last back to the order the builds were added in (`#`)."""
         sorts = (*self.columns[1:], None)
@@ -201,6 +210,22 @@ class BuildList(CachedRows, can_focus=True):
         self.hide_skipped = not self.hide_skipped
         self._reorder()
         self.notify("Skipped builds hidden" if self.hide_skipped else "Skipped builds shown")
+
+    def set_filter(self, text: str) -> None:
+        if text != self.filter_text:
+            self.filter_text = text
+            self._reorder()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "clear_filter" or bool(self.filter_text)  # Esc passes on where there is none
+
+    def action_clear_filter(self) -> None:
+        """Esc: the filter kept with Enter goes, and its prompt with it."""
+        prompt = prompt_of(self, self)
+        if prompt is not None:
+            prompt.clear()
+        else:
+            self.set_filter("")
 
     def action_clear_finished(self) -> None:
         """Every finished build's row goes."""
@@ -220,13 +245,17 @@ class BuildList(CachedRows, can_focus=True):
             parts.append(f"by {self.sort_column.name} {'↓' if self.sort_reverse else '↑'}")
         if self.hide_skipped:
             parts.append("skipped hidden")
+        if self.filter_text:
+            parts.append(f"“{self.filter_text}”")
         return " · ".join(parts) or None
 
     def _reorder(self) -> None:
         """The rows shown, in order; the cursor stays on its build while it is shown (else on the row
         where it was), and the app hears of a cursor that lands on another build."""
         before = self.cursor_job
-        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].build.state is State.SKIPPED)]
+        needle = self.filter_text.lower()
+        shown = [job for job in self._all if not (self.hide_skipped and self._rows[job].build.state is State.SKIPPED)
+                 and needle in self._rows[job].build.name.lower()]
         column = self.sort_column
         if column is not None:
             shown.sort(key=lambda job: (column.sort_key(self._rows[job].build), job), reverse=self.sort_reverse)

@@ -4,7 +4,7 @@ Every line of a build is kept by the app (`core.build.log_store`: the newest in 
 this widget shows at most `max_lines` of the selected build's lines, so a verbose build cannot slow
 rendering without bound. It follows the newest line until the user reads: scrolling up (or `pause`)
 stops the following, End resumes it. A search highlights every match in the lines shown and moves
-between them; `next_problem` moves to the next warning or error; `wrap` folds long lines.
+between them (Esc ends it); `next_problem` moves to the next warning or error; `wrap` folds long lines.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import Reactive
@@ -47,6 +48,7 @@ class LogPane(RichLog):
     DEFAULT_CSS = """
     LogPane { height: 1fr; }
     """
+    BINDINGS = [Binding("escape", "end_search", "End search", show=False)]
 
     # RichLog grows its virtual size with every line written, and Widget's `virtual_size` asks for a
     # layout of the whole screen when it changes: during a build every frame that brought a log
@@ -230,6 +232,13 @@ class LogPane(RichLog):
             self.notify("No search: ctrl+f searches the log", severity="warning")
         elif not self.next_match(step):
             self.notify(f"“{self.query_text}” is not in the log shown", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "end_search" or bool(self.query_text)  # Esc passes on where there is none
+
+    def action_end_search(self) -> None:
+        """Esc: the matches are no longer highlighted and the title no longer counts them."""
+        self.search("")
 
     def action_next_problem(self) -> None:
         if not self.next_problem():

@@ -2,7 +2,9 @@
 
 Like the filter prompt, it takes every key while it has the focus (its input is a `FilterInput`, so
 the app's letter commands stand aside), Enter gives the text to the app (`LogPrompt.Done`) and Esc
-gives None; leaving it another way (Tab, a click) is Esc.
+gives None; leaving it another way (Tab, a click) is Esc. A search follows the text as it is typed
+(its log, given to the prompt, highlights and moves to the first match at each key), as a pager's
+incremental search does; Esc ends it, there or later in the log (`LogPane`'s own Esc).
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from .filter_prompt import FilterInput
+from .log_pane import LogPane
 
 LABELS = {"search": "find in log:", "save": "save log to:"}
-HINTS = {"search": "text to find, any case · ⏎ finds · esc ends the search", "save": "a file · ⏎ saves · esc cancels"}
+HINTS = {"search": "text to find, any case, found as typed · ⏎ keeps · esc ends the search", "save": "a file · ⏎ saves · esc cancels"}
 
 
 class LogInput(FilterInput):
@@ -52,6 +55,11 @@ class LogPrompt(Horizontal):
 
     mode = "search"
 
+    def __init__(self, log: LogPane, **kwargs) -> None:
+        """`log`: the pane a search highlights as it is typed."""
+        super().__init__(**kwargs)
+        self.log_pane = log
+
     def compose(self) -> ComposeResult:
         yield Static(LABELS["search"], id="log-prompt-label")
         yield LogInput(id="log-input")
@@ -68,6 +76,11 @@ class LogPrompt(Horizontal):
         self.add_class("-open")
         self.input.focus()
         self.input.cursor_position = len(text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self.mode == "search" and self.has_class("-open"):
+            self.log_pane.search(event.value)
 
     def done(self, text: str | None) -> None:
         if self.has_class("-open"):

@@ -2,7 +2,8 @@
 
 Build threads never touch widgets: the scheduler's pump thread posts `BuildEvents` (already coalesced
 by the job's buffer), the GPU sampler's worker posts `GpuSampled` and `HostSampled`, the watcher posts
-`ModelsChanged`, the model reader `ModelInfoRead`, the stack reader `StackRead`. They live among the
+`ModelsChanged`, the model reader `ModelInfoRead` and `LastBuildRead` (and the demo's writer
+`SampleWritten`), the stack reader `StackRead`. They live among the
 widgets because widgets post and take them too (the machine panes' samplers, the picker's reader),
 and a widget imports nothing of the app around it.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ...core.build.events import Event
+from ...core.build.events import Event, State
 from ...core.model.modelinfo import ModelInfo
 from ...core.model.watch import ModelChange
 from ...core.observe.gpu import GpuSnapshot
@@ -70,3 +71,19 @@ class ModelInfoRead(Message):
     path: str
     info: ModelInfo | None
     error: str | None
+
+
+@dataclass
+class LastBuildRead(Message):
+    """The state of a model's latest build in the history, read on the picker's worker thread."""
+
+    path: str
+    state: State
+
+
+@dataclass
+class SampleWritten(Message):
+    """A sample model `--demo` wrote, on the picker's worker thread; `left`: how many are still to come."""
+
+    path: str
+    left: int

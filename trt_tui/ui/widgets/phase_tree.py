@@ -10,7 +10,8 @@ Drawn with Textual's line API, as its `Log` is, not with a `Tree`: a `Tree` rend
 whenever any of its ancestors changes, and a running phase's ancestors change on every tick (their
 clocks run), so each tick painted the whole tree again, and the title, the root, with it. Here each
 row is a strip cached until its own text, guides or toggle change; a tick repaints only the rows whose
-clocks moved.
+clocks moved. The tree is as tall as its rows up to a share of the screen (`app.tcss`); the screen
+is laid out again for a new row only while the tree grows with them.
 """
 
 from __future__ import annotations
@@ -85,10 +86,10 @@ class PhaseTreeView(CachedRows, can_focus=True):
         self._now = 0.0
         self._notes: tuple[dict, dict] = ({}, {})  # the latest slow hints and verdicts, by phase
         self._columns = Columns()
+        self._laid_lines = 1  # the lines the tree had at its last layout (`_rows_changed`)
 
     def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
-        """Never a layout of the screen for new rows: the tree's size comes from the CSS (3fr), not
-        from its rows; `_rows_changed` updates the scrollbars itself."""
+        """Never a layout of the screen for a repaint: `_rows_changed` asks for the few it needs."""
         return super().refresh(*regions, repaint=repaint, layout=False, recompose=recompose)
 
     def _rows_changed(self, width: int) -> None:
@@ -98,10 +99,16 @@ class PhaseTreeView(CachedRows, can_focus=True):
         outgrew the tree showed a scrollbar only after some other widget's size changed, so
         whether it showed depended on how the build's events happened to be batched. Where a
         scrollbar comes or goes, the compositor has to place it: the one layout this asks for."""
-        self.virtual_size = Size(width, len(self._rows) + 1)
+        lines = len(self._rows) + 1
+        self.virtual_size = Size(width, lines)
         bars = self.show_vertical_scrollbar, self.show_horizontal_scrollbar
         self._scroll_update(self.virtual_size)
-        if bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+        # The tree is as tall as its rows up to its share of the screen (`app.tcss`): a layout only
+        # while its height may follow them, not for every row of a tree already at its share.
+        capped = self.size.height < self._laid_lines
+        follows = lines < self._laid_lines or (lines > self._laid_lines and not capped)
+        if follows or bars != (self.show_vertical_scrollbar, self.show_horizontal_scrollbar):
+            self._laid_lines = lines
             super().refresh(layout=True)
 
     # -- what the app calls --------------------------------------------------------------------------

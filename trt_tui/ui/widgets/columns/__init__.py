@@ -26,6 +26,7 @@ BUILD_COLUMNS: tuple[BuildColumn, ...] = (
     EngineColumn(), VitalsColumn(), CpuColumn(), BackendColumn(),
 )
 GAP = 1  # blank cells before each column
+SHRINKS_TO = 3  # a name counts at most 3 times its minimum width when the columns that fit are chosen
 
 
 def line_width(widths: Mapping[BuildColumn, int], columns: Sequence[BuildColumn]) -> int:
@@ -37,8 +38,12 @@ def fit_columns(columns: Sequence[BuildColumn], widths: Mapping[BuildColumn, int
     """Those of `columns` shown in `room` cells, in their order, and their widths, given the width each
     needs (`widths`): every column that never drops, then the others by `drop_rank` while they fit."""
     kept = {column for column in columns if column.drop_rank is None}
+    # A long name (a path another program gave) is cut rather than push every figure off the line:
+    # while the columns are chosen, one that shrinks counts at most SHRINKS_TO times its minimum.
+    choosing = {column: min(widths[column], column.min_width * SHRINKS_TO) if column.min_width else widths[column]
+                for column in columns}
     for column in sorted((c for c in columns if c.drop_rank is not None), key=lambda c: c.drop_rank or 0):
-        if line_width(widths, [*kept, column]) > room:
+        if line_width(choosing, [*kept, column]) > room:
             break
         kept.add(column)
     shown = tuple(column for column in columns if column in kept)

@@ -1,10 +1,11 @@
-"""A build's sizes: its peak memory and its engine's, shown as people read them, sorted as numbers."""
+"""A build's sizes: its peak memory and its engine's, shown as people read them in three figures (so
+that a forecast's "~" fits too), sorted as numbers."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from ....core.files.units import human_bytes
+from ....core.files.units import compact_bytes
 from ..palette import Palette
 from .base import BuildColumn, BuildRow
 
@@ -23,15 +24,15 @@ class PeakColumn(BuildColumn):
 
     name = "Peak"
     about = "peak memory"
-    width = 10  # "1023.9 MiB"
+    width = 9  # "~1023 MiB"
     drop_rank = 5
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
         peak = _peak(row)
         forecast = row.build.forecast
         if peak is None and forecast is not None and forecast.peak_bytes:
-            return Text(f"~{human_bytes(forecast.peak_bytes)}")
-        return Text(human_bytes(peak))
+            return Text(f"~{compact_bytes(forecast.peak_bytes)}")
+        return Text(compact_bytes(peak))
 
     def sort_key(self, row: BuildRow) -> object:
         return _peak(row) or 0
@@ -40,11 +41,11 @@ class PeakColumn(BuildColumn):
 class EngineColumn(BuildColumn):
     name = "Engine"
     about = "engine size"
-    width = 10
+    width = 8  # "1023 MiB"
     drop_rank = 6
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
-        return Text(human_bytes(self.sort_key(row) or None))
+        return Text(compact_bytes(self.sort_key(row) or None))
 
     def sort_key(self, row: BuildRow) -> int:
         result = row.build.result
