@@ -35,7 +35,3 @@ def stop(collector: Collector | None) -> None:
     if collector is not None:
         collector.close()
 
-
-def why_no_rebuild(collector: Collector | None, job: int | None) -> str | None:
-    """What the app says to `r` or `f` on another program's build (None: a build it may make again)."""
-    return collector.why_no_rebuild(job) if collector is not None and job is not None else None
