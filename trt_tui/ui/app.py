@@ -422,9 +422,10 @@ class TrtTuiApp(App[int]):
     def get_system_commands(self, screen: Screen):
         """Textual's own (theme, screenshot…) less its quit and key panel, which ours replace, then ours."""
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
-        # Each runs as its key does: on the main screen, which hands it on (`Command.target`).
+        # Each runs as its key does: the app's own on the app, the rest on the main screen, which hands
+        # each on to its pane (or to the app: `Command.target`).
         yield from (SystemCommand(c.description, f"{c.keys_text} · {c.help}",
-                                  partial(self.run_action, c.target, self.main_screen))
+                                  partial(self.run_action, c.target, self if c.action in APP_ACTIONS else self.main_screen))
                     for c in self.commands if c.palette and self.offers(c))
 
 
