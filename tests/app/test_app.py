@@ -290,6 +290,7 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
         await pilot.press("C")
         await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
         assert {v.state for v in app.views.values()} == {State.CANCELLED}
+        app.builds.focus()  # `r` acts on the focused pane's row: the selected build's, not the highlighted model
         await pilot.press("r")
         await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
         assert app.views[4].model == app.views[3].model

@@ -144,6 +144,48 @@ async def test_two_programs_building_at_once_appear_by_name_and_one_is_cancelled
     assert leftover_temp_files(engines) == []
 
 
+async def test_c_on_another_programs_build_shows_it_cancelling_and_offers_no_force(tmp_path, env, mnist) -> None:
+    """`c` on a build another program makes: its row and the phase tree's title say "cancelling" until
+    the program stops it; the toast offers no second `c` to force it (trt-tui cannot), and a second `c`
+    says so instead of promising."""
+    app = make_app(tmp_path)
+    proc = None
+    try:
+        async with app.run_test(size=(150, 45)) as pilot:
+            await wait_until(pilot, lambda: app.collector is not None and app.collector.listening, "the app to listen")
+            proc = start(API_PROGRAM, mnist, tmp_path / "a.engine", "--slow-steps", "0.15", env=env,
+                         name="train_a.py", tmp_path=tmp_path)
+            await wait_until(pilot, lambda: view_named(app, "train_a.py") is not None, "the build listed")
+            view = view_named(app, "train_a.py")
+            await wait_until(pilot, lambda: view.state is State.BUILDING and view.tree.phases, "its phases")
+            app.builds.focus()
+            app.builds.move_to(view.id)
+            await wait_until(pilot, lambda: app.selected == view.id, "the build selected")
+            app.clear_notifications()
+            await pilot.press("c")
+            await pilot.pause(0.1)
+            if not view.state.final:  # the program honours the cancel at its next step
+                assert str(app.builds.get_cell(view.id, "State")) == "cancelling"
+                assert " cancelling · " in app.phase_view.title.plain, app.phase_view.title.plain
+            said = [n.message for n in app._notifications]
+            assert said[0] == f"Cancelling #{view.id} train_a.py: asked of its program", said  # then its end, maybe
+            assert not any("again to force" in line for line in said), said
+            if not view.state.final:
+                app.clear_notifications()
+                await pilot.press("c")
+                await pilot.pause(0.1)
+                said = [n.message for n in app._notifications]
+                assert any("cannot force another program's build" in line for line in said), said
+                assert not any("Forcing" in line for line in said), said
+            await wait_until(pilot, lambda: view.state.final, "the build to end")
+            assert view.state is State.CANCELLED
+            assert str(app.builds.get_cell(view.id, "State")) == "cancelled"
+        proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+
 async def test_a_hooked_program_that_never_imports_trt_tui_appears_in_the_app(
         tmp_path, env, mnist, installed_hook) -> None:
     app = make_app(tmp_path)

@@ -396,6 +396,31 @@ async def test_app_observed_build_vitals_stack_and_no_rebuild(models, tmp_path):
     assert app.return_code == 0 and engine.exists()
 
 
+async def test_app_offers_no_rebuild_of_the_programs_builds_in_its_key_bar_nor_its_menu(models, tmp_path):
+    """Under `trt-tui run` `r` can only say that trt-tui cannot rebuild (it still does, when pressed):
+    the key bar leaves it out, and a finished build's menu offers neither Rebuild nor Cancel."""
+    from support.app import key_bar
+
+    from trt_tui.ui.action_menu import ActionMenu
+
+    run = ProgramRun([sys.executable, str(PROGRAMS / "own_monitor.py"), str(models / "mnist.onnx"),
+                      str(tmp_path / "mnist.engine")])
+    app = TrtTuiApp(AppConfig(paths=[]), run=run)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot_wait(pilot, lambda: len(app.views) == 2 and all(v.state.final for v in app.views.values()), 60)
+        assert app.selected == 2 and app.views[2].state is State.SUCCEEDED
+        bar = key_bar(app)
+        assert "Rebuild" not in bar and "Cancel" in bar, bar
+        assert not str(app.builds.get_cell("2", "Peak")).startswith("~"), "an ended build's measured peak, not a forecast"
+        await pilot.press("m")
+        await pilot_wait(pilot, lambda: isinstance(app.screen, ActionMenu), 5)
+        labels = app.screen.labels
+        assert not {"Rebuild", "Cancel", "Copy the engine's path"} & set(labels), labels
+        await pilot.press("escape")
+        await pilot.press("q")
+        await pilot_wait(pilot, lambda: app.return_code is not None, 10)
+
+
 async def test_app_quit_during_a_build_leaves_nothing_of_the_program(models, tmp_path):
     """`q` while the program builds: its build is cancelled, the program stops, no process of its group
     is left and no engine written."""

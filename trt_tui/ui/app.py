@@ -3,11 +3,13 @@
 The app is given its world: `make_app(config, session)`, the session (`modes`) made from the
 command line's settings before the app. It renders only what the core reports. Builds run on the
 scheduler's threads (or child processes); the scheduler's pump thread posts `BuildEvents` batches
-(`build_feed` folds them into the panes), the machine panes sample what they show, the
-picker reads its models' info itself. Widgets change only in message handlers and timers, on the UI
-thread. `MainScreen` lays the panes out and holds the build actions; the app keeps what works over
-any screen (help, quit, the theme, the session); `commands` holds every key. A worker that fails is
-one line on the screen, and `q` always exits.
+(the main screen's `build_feed` folds them into the panes), the machine panes sample what they show,
+the picker reads its models' info itself. Widgets change only in message handlers and timers, on the
+UI thread. The app hands its state and session down as one plain object (`services.AppServices`);
+`MainScreen` lays the panes out, and each action lives with the pane whose data it acts on. The app
+keeps what works over any screen (help, quit, the theme) and what acts on the whole session (the
+queue's pace, watching, the log's level, where new builds go: `Command.session`); `commands` holds
+every key. A worker that fails is one line on the screen, and `q` always exits.
 """
 
 from __future__ import annotations
@@ -18,49 +20,56 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
+from textual import on
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
+from ..core.build.driver import BuildSpec
 from ..core.execution.executors import Executor
 from ..core.execution.rebuild import RebuildController
+from ..core.files.units import plural
 from ..core.history.estimates import slow_phases
 from ..core.model.discover import find_models
 from ..core.model.watch import ModelWatcher
 from ..core.observe.gpu import GpuSampler
 from ..core.observe.vitals import host_vitals
+from ..run.collector.server import Collector
 from . import collector_feed, job_control, view_prefs
 from .app_state import AppState
-from .build_feed import BuildFeed
 from .build_view import BuildView, build_title, phase_verdict
-from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, keymap, with_keys
+from .builds_pane import BuildsPane
+from .builds_title import QUEUE_ACTIONS
+from .commands import APP_ACTIONS, APP_BINDINGS, COMMAND_ACTIONS, COMMANDS, Command, keymap, with_keys
 from .config import AppConfig
 from .help_screen import HelpScreen
-from .log_level import LOG_LEVELS
+from .log_level import LOG_LEVELS, level_note
 from .main_screen import MainScreen
+from .model_list import ModelList
 from .modes import AppSession, session_for
 from .notifier import Notifier
 from .replace import submit_once
 from .screens import StackScreen
+from .services import AppServices
 from .startup import freeze_startup_heap
 from .themes import load_themes
 from .view_prefs import ViewPrefs
 from .widgets.build_list import BuildList
-from .widgets.filter_prompt import FilterInput, FilterPrompt
+from .widgets.filter_prompt import FilterInput
 from .widgets.gpu_panel import GpuPanel
 from .widgets.guard import guarded
 from .widgets.host_panel import HostPanel
 from .widgets.log_pane import LogPane
 from .widgets.machine_panes import MachinePanes
-from .widgets.messages import BuildEvents, SampleWritten
+from .widgets.messages import BuildEvents, ModelsChanged, SampleWritten
 from .widgets.model_details import ModelDetails
-from .widgets.model_picker import PickerTable
 from .widgets.outside_text import plain
-from .widgets.palette import PLAIN, Palette
+from .widgets.palette import Palette
 from .widgets.phase_tree import PhaseTreeView
 from .widgets.vitals_panel import VitalsPanel
 
@@ -69,7 +78,7 @@ __all__ = ["AppConfig", "StackScreen", "TrtTuiApp", "make_app"]
 EXIT_STOP_FAILED = 1  # the builds could not be stopped cleanly: the app exits all the same, saying why
 
 
-class TrtTuiApp(BuildFeed, App[int]):
+class TrtTuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "trt-tui"
     COMMAND_PALETTE_BINDING = "ctrl+p"
@@ -106,7 +115,8 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.scheduler.subscribe(self._on_scheduler_events)
         self.watcher: ModelWatcher | None = None
         # What a change on disk means for builds (the same rules as `trt-tui watch`).
-        self.rebuilder = RebuildController(self.scheduler, self._spec_for, self._rebuilding,
+        self.rebuilder = RebuildController(self.scheduler, lambda model: self.main_screen.feed.spec_for(model),
+                                           lambda *change: self.main_screen.feed.rebuilding(*change),
                                            lambda model, why: self.notify(f"Not rebuilt: {why}", severity="warning"))
         self.gpu_sampler = gpu_sampler or GpuSampler()  # what the machine panes read (tests fix both)
         self.host_reader: Callable[[], dict] = host_vitals
@@ -116,12 +126,11 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.handler_error_count, self.handler_errors = 0, deque[str](maxlen=50)  # what `guarded` caught
         self._notified_errors: set[tuple[str, str]] = set()
         self._session_closed, self._session_lock = False, threading.Lock()  # the session closes once
-        self.collector = None  # listening for other programs' builds (`collector_feed`), once mounted
+        self.collector: Collector | None = None  # listening for other programs' builds (`collector_feed`), once mounted
         for theme in load_themes():
             self.register_theme(theme)
         kept_theme = self.kept_view.theme if self.kept_view.theme in self.available_themes else None
         self.theme = config.theme or kept_theme or "trt-dark"
-        self.palette = PLAIN  # the theme's, once the screen is mounted (`_recolor`)
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -139,20 +148,26 @@ class TrtTuiApp(BuildFeed, App[int]):
     def follow_newest(self) -> bool:
         return self.state.follow_newest
 
+    @property
+    def palette(self) -> Palette:
+        return self.services.palette
+
     def get_default_screen(self) -> Screen:
-        self.main_screen = MainScreen(self.state, self._main_screen_mounted)
+        # Made now, not with the app: a test or benchmark sets the clock and the samplers first.
+        self.services = AppServices(self.config, self.mode, self.state, self.commands, self, self.notifier, self.clock)
+        self.main_screen = MainScreen(self.services, (self.gpu_sampler, self.host_reader), self._main_screen_mounted)
         return self.main_screen
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
-        self.picker = screen.query_one(PickerTable)
-        self.filter_prompt = screen.query_one("#filter-prompt", FilterPrompt)
+        # The panes, for what reads the app from outside (tests, benchmarks); the app acts through them
+        # only on the session's behalf (a theme, the ticks, models found on disk).
+        self.picker: ModelList = screen.models
         self.details = screen.query_one(ModelDetails)
-        self.builds = screen.query_one(BuildList)
+        self.builds: BuildsPane = screen.builds
         self.phase_view = screen.query_one(PhaseTreeView)
-        self.log_pane = screen.query_one(LogPane)
-        self.gpu_panel = screen.query_one(GpuPanel)
-        self.host_panel = screen.query_one(HostPanel)
+        self.log_pane: LogPane = screen.log_pane
         self.vitals_panel = screen.query_one(VitalsPanel)
+        self.gpu_panel, self.host_panel = screen.query_one(GpuPanel), screen.query_one(HostPanel)
         self.machine = screen.query_one(MachinePanes)
         self._recolor(self.current_theme)
         self.theme_changed_signal.subscribe(self, self._recolor)
@@ -171,7 +186,7 @@ class TrtTuiApp(BuildFeed, App[int]):
         else:  # no models to pick: the program's builds are the point
             screen.add_class("-observing")
             self.builds.focus()
-        self.collector = collector_feed.listen(self)
+        self.collector = self.services.collector = collector_feed.listen(self)
         job_control.resume_only_after_suspend()  # the driver runs by now: `kill -STOP`/`-CONT` keep the keys
         self.set_interval(self.TICK, self._tick)
         # Half a tick later, so that the left's changes never share a frame with the right's.
@@ -179,14 +194,14 @@ class TrtTuiApp(BuildFeed, App[int]):
         self.call_after_refresh(freeze_startup_heap)
         self.mode.start(self)
         if self.config.watch:
-            screen.action_toggle_watch()
+            self.action_toggle_watch()
 
     def on_sample_written(self, message: SampleWritten) -> None:
         self.sub_title = f"preparing the sample models ({message.left} to come)…" if message.left else ""
 
     def _recolor(self, theme: Theme) -> None:
         """State and verdict colours are the theme's: draw every coloured cell again with them."""
-        self.palette = Palette.from_variables(self.get_css_variables())
+        self.services.palette = Palette.from_variables(self.get_css_variables())
         self.builds.recolor(self.palette)
         self.picker.recolor(self.palette)
         self.phase_view.relabel(self.palette)
@@ -214,16 +229,22 @@ class TrtTuiApp(BuildFeed, App[int]):
         """Called on the scheduler's pump thread: only hand over."""
         self.post_message(BuildEvents(job, events))
 
+    @on(BuildEvents)
+    @guarded
+    def _build_events(self, message: BuildEvents) -> None:
+        self.main_screen.feed.take(message)
+
     def submit(self, model: str, force: bool = False, replace: bool = False) -> int | None:
         """Build `model`: its build's id, or None where it was not submitted (the app said why)."""
         path = Path(model)
-        spec = dataclasses.replace(self._spec_for(path), force=force, replace=replace)
+        feed = self.main_screen.feed
+        spec: BuildSpec = dataclasses.replace(feed.spec_for(path), force=force, replace=replace)
         if self.state.quitting or (job := submit_once(self, spec)) is None:
             return None
         self.rebuilder.track(path.resolve(), job)
-        self._add_view(job.id, model, spec.summary())
+        feed.add_view(job.id, model, spec.summary())
         self.state.user_placed = True
-        self.main_screen._place_new(job.id, asked=True)
+        feed.place_new(job.id, asked=True)
         return job.id
 
     @guarded
@@ -241,7 +262,7 @@ class TrtTuiApp(BuildFeed, App[int]):
             if not view.state.final:
                 self.builds.update_build(view.id)
         for job in self.state.due_vitals:
-            self._show_vitals(self.state.views[job])
+            self.main_screen.feed.show_vitals(self.state.views[job])
         self.state.due_vitals.clear()
         if self.machine is not None:  # a tick comes once the main screen is mounted, so always
             self.machine.show_due()
@@ -276,12 +297,109 @@ class TrtTuiApp(BuildFeed, App[int]):
     # -- what may be done, and quitting ------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Help and quit are not offered while the filter prompt takes the keys (text there)."""
-        return not (isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS)
+        """No command is offered while the filter prompt takes the keys (text there); of the session's,
+        those the session cannot do (`refuses`)."""
+        if isinstance(self.screen.focused, FilterInput) and action in COMMAND_ACTIONS:
+            return False
+        return not self.refuses(action)
+
+    def refuses(self, action: str) -> bool:
+        """A served tab watches nothing (one watcher per tab would start each rebuild once per tab) and
+        changes no queue (the server's, shared by every tab); under `trt-tui run` there are no models
+        to watch and the builds are the program's, which starts them when it will."""
+        mode = self.mode
+        if action == "toggle_watch":
+            return not (mode.can_watch and mode.has_picker)
+        return action in QUEUE_ACTIONS and (not mode.has_picker or not self.scheduler.controls_queue)
+
+    def offers(self, command: Command) -> bool:
+        """Whether `command` is offered now, by whichever of the app and the main screen acts on it."""
+        acting = self if command.session or command.action in APP_ACTIONS else self.main_screen
+        return acting.check_action(command.action, ()) is not False
 
     def action_help(self) -> None:
-        offered = self.main_screen.check_action  # the build actions are the main screen's
-        self.push_screen(HelpScreen(c for c in self.commands if offered(c.action, ()) is not False))
+        self.push_screen(HelpScreen(c for c in self.commands if self.offers(c)))
+
+    # -- the session's commands (`Command.session`), bound on the main screen ---------------------------
+
+    def action_toggle_watch(self) -> None:
+        """Watch the models' directories: a changed model rebuilds (`RebuildController`); again, stop."""
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+            self.sub_title = ""
+            self.notify("Stopped watching")
+            return
+        roots = [Path(p) for p in self.config.paths if Path(p).exists()]
+        if not roots:
+            self.notify("Nothing to watch", severity="warning")
+            return
+        self.watcher = ModelWatcher(roots, lambda changes: self.post_message(ModelsChanged(changes)))
+        self.watcher.start()
+        self.sub_title = "watching"
+        self.notify(f"Watching {', '.join(map(str, self.watcher.dirs))}: changed models rebuild", markup=False)
+
+    @on(ModelsChanged)
+    @guarded
+    def _models_changed(self, message: ModelsChanged) -> None:
+        """New models appear, removed ones go; the rebuilder restarts the builds (`BuildFeed.rebuilding`)."""
+        feed = self.main_screen.feed
+        for change in message.changes:
+            path = feed.model_key(change.path)
+            if change.kind == "removed":
+                self.picker.remove_model(path)
+            else:
+                self.picker.set_model(path)
+                self.picker.read_infos([path])
+        if not self.state.quitting:
+            self.rebuilder.handle(message.changes)
+
+    def action_cancel_all(self) -> None:
+        n = self.scheduler.cancel_all()
+        self.notify(f"Cancelling {n} build(s)" if n else "Nothing to cancel")
+
+    def action_cycle_log(self) -> None:
+        """The log pane's level; verbose also asks the builds that start from now for verbose lines."""
+        self.state.log_level_index = (self.state.log_level_index + 1) % len(LOG_LEVELS)
+        level = LOG_LEVELS[self.state.log_level_index]
+        self.log_pane.min_severity = level
+        if note := level_note(level, self.config.options, served=self.mode.served):
+            self.notify(note, timeout=8, markup=False)
+        self.main_screen.retitle_log()
+        view = self.state.selected_view
+        self.log_pane.show(view.logs if view else [])
+
+    def action_toggle_follow(self) -> None:
+        self.state.follow_newest = not self.state.follow_newest
+        self.notify("New builds take the selection" if self.state.follow_newest else "The selection stays where it is")
+
+    def action_pause_queue(self) -> None:
+        if self.scheduler.paused:
+            self.scheduler.resume()
+            self.notify("Queue resumed: queued builds start")
+        else:
+            self.scheduler.pause()
+            self.notify("Queue paused: running builds go on, queued ones wait "
+                        f"({self.services.key('pause_queue')} resumes)")
+        self.main_screen.show_builds_title()
+
+    def action_more_jobs(self) -> None:
+        self._limit(self.scheduler.max_jobs + 1)
+
+    def action_fewer_jobs(self) -> None:
+        if self.scheduler.max_jobs <= 1:
+            self.notify("One build at a time is the fewest", severity="warning")
+            return
+        self._limit(self.scheduler.max_jobs - 1)
+
+    def _limit(self, jobs: int) -> None:
+        lower = jobs < self.scheduler.max_jobs
+        self.state.limit_changed = True
+        self.scheduler.set_max_jobs(jobs)
+        self.notify(f"{plural(jobs, 'build')} at once" + (": running builds go on" if lower else ""))
+        self.main_screen.show_builds_title()
+
+    # -- quitting -------------------------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
         """Cancel what runs, wait for every build to stop (forcing where the executor can), exit."""
@@ -339,10 +457,11 @@ class TrtTuiApp(BuildFeed, App[int]):
     def get_system_commands(self, screen: Screen):
         """Textual's own (theme, screenshot…) less its quit and key panel, which ours replace, then ours."""
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit", "Keys"))
-        main = self.main_screen  # where the build actions are
+        # Each runs as its key does: the app's own on the app, the rest on the main screen, which hands
+        # each on to its pane (or to the app: `Command.target`).
         yield from (SystemCommand(c.description, f"{c.keys_text} · {c.help}",
-                                  getattr(self if c.action in APP_ACTIONS else main, f"action_{c.action}"))
-                    for c in self.commands if c.palette and main.check_action(c.action, ()) is not False)
+                                  partial(self.run_action, c.target, self if c.action in APP_ACTIONS else self.main_screen))
+                    for c in self.commands if c.palette and self.offers(c))
 
 
 def make_app(config: AppConfig | None = None, session: AppSession | None = None, **kwargs) -> TrtTuiApp:

@@ -1,9 +1,11 @@
 """The app's state as plain data: the builds it shows and which one is selected, how a new build is
-placed, the log's level, whether it is quitting.
+placed, the log's level, the latest "build all", whether the user changed the queue's limit, whether
+it is quitting.
 
-The app holds one `AppState` and gives it to the main screen, whose actions read and change it
-directly; the widgets keep their own data (the builds list its rows and order, the log pane its
-lines) and the actions on it. Nothing here knows Textual: a test can build one by hand.
+The app holds one `AppState` and gives it to the main screen and its panes (`services.AppServices`),
+whose actions read and change it directly; the widgets keep their own data (the builds list its rows
+and order, the log pane its lines) and the actions on it. Nothing here knows Textual: a test can
+build one by hand.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class AppState:
     log_level_index: int = 0  # into `log_level.LOG_LEVELS`
     dropped: set[int] = field(default_factory=set)  # builds a change on disk started that found the engine current
     due_vitals: set[int] = field(default_factory=set)  # builds with a reading not yet shown
+    batch: list[int] = field(default_factory=list)  # the builds of the latest "build all"
+    limit_changed: bool = False  # the user changed how many build at once (the title then says it)
     quitting: bool = False
 
     @property

@@ -177,10 +177,13 @@ def phase_verdict(view: BuildView) -> dict[int, tuple[str, str]] | None:
 
 def build_title(view: BuildView, palette: Palette = PLAIN) -> Text:
     """`#2 densenet.onnx building · 12.4s · ETA 3.1s · tensorrt-rtx 1.7.1.116` (or `overdue +2.0s`), then
-    why it stopped or failed."""
+    why it stopped or failed; "cancelling" in place of its state once the user asked it to stop."""
     style = palette.state(view.state)
     text = Text(f"#{view.id} {plain(view.name or view.model)} ", style="bold")
-    text.append(view.state.value, style=style)
+    if view.cancel_asked and not view.state.final:
+        text.append("cancelling", style=palette.state(State.CANCELLED))
+    else:
+        text.append(view.state.value, style=style)
     text.append(f" · {human_seconds(view.elapsed())}", style=palette["muted"])
     if not view.state.final and view.state is not State.QUEUED:
         eta = view.estimate().eta_text(view.expected_from_older)

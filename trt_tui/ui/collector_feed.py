@@ -36,11 +36,6 @@ def stop(collector: Collector | None) -> None:
         collector.close()
 
 
-def why_no_rebuild(collector: Collector | None, job: int | None) -> str | None:
-    """What the app says to `r` or `f` on another program's build (None: a build it may make again)."""
-    return collector.why_no_rebuild(job) if collector is not None and job is not None else None
-
-
 def model_file(collector: Collector | None, job: int) -> str | None:
     """The ONNX file another program's build `job` parsed (None: not such a build, or no file named)."""
     return collector.model_file(job) if collector is not None else None

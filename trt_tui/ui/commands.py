@@ -17,21 +17,33 @@ from textual.keys import Keys, _character_to_key
 @dataclass(frozen=True)
 class Command:
     key: str  # Textual's key name ("question_mark", "C")
-    action: str  # the main screen's `action_<action>` (the app's for `APP_ACTIONS`)
+    action: str  # the main screen's `action_<action>` (the app's for `APP_ACTIONS` and `session`)
     description: str  # the key bar's and the palette's title
-    help: str  # one line: what it does, for the palette and the help screen
+    words: str  # one line: what it does; `{key}` is its own key, as the user knows it (`help`)
     show: bool = True  # in the key bar
     palette: bool = True  # in the command palette
     key_display: str | None = None
     picks_models: bool = False  # acts on the model picker: not offered where there is none (`trt-tui run`)
+    session: bool = False  # acts on the whole session (the queue, watching, the log's level): the app's
 
     @property
     def keys_text(self) -> str:
         return self.key_display or self.key
 
+    @property
+    def help(self) -> str:
+        """What it does, for the palette and the help screen, naming its key as the config file sets it."""
+        return self.words.format(key=self.keys_text)
+
+    @property
+    def target(self) -> str:
+        """The binding's action: the app's (`app.`) for a session's command, bound on the main screen
+        all the same, so that a screen pushed over it takes its key."""
+        return f"app.{self.action}" if self.session else self.action
+
     def binding(self) -> Binding:
         # The action is the binding's id: the config file's `[keys]` rebinds it through Textual's keymap.
-        return Binding(self.key, self.action, self.description, show=self.show, key_display=self.key_display,
+        return Binding(self.key, self.target, self.description, show=self.show, key_display=self.key_display,
                        id=self.action)
 
 
@@ -39,15 +51,17 @@ COMMANDS: tuple[Command, ...] = (
     Command("enter", "build", "Build", "build the highlighted model (skipped when its engine is current)",
             key_display="⏎", picks_models=True),
     Command("a", "build_all", "Build all", "build every model the filter shows", picks_models=True),
-    Command("c", "cancel", "Cancel", "cancel the selected build; a second c forces it (kills its process)"),
-    Command("C", "cancel_all", "Cancel all", "cancel every running and queued build", key_display="C"),
+    Command("c", "cancel", "Cancel", "cancel the selected build; a second {key} forces it (kills its process)"),
+    Command("C", "cancel_all", "Cancel all", "cancel every running and queued build", key_display="C",
+            session=True),
     Command("r", "rebuild", "Rebuild", "build the selected build's model again (skipped when current)"),
     Command("f", "force_rebuild", "Force rebuild", "rebuild even when the engine is current", show=False),
     Command("w", "toggle_watch", "Watch", "watch the models' directories: a changed model rebuilds",
-            picks_models=True),
+            picks_models=True, session=True),
     Command("n", "toggle_follow", "Follow newest", "a new build takes the selection (off: the selection stays)",
-            show=False),
-    Command("l", "cycle_log", "Log level", "cycle the log's minimum severity: warning, info, verbose, error"),
+            show=False, session=True),
+    Command("l", "cycle_log", "Log level", "cycle the log's minimum severity: warning, info, verbose, error",
+            session=True),
     Command("D", "diff", "Diff with previous build", "what differs from the previous build of the model",
             show=False, key_display="D"),
     Command("s", "stack", "Stack", "the selected build's native and Python stacks, read now (py-spy)"),
@@ -64,10 +78,11 @@ COMMANDS: tuple[Command, ...] = (
             show=False, key_display="H"),
     Command("x", "clear_finished", "Clear finished", "remove the finished builds from the builds list", show=False),
     Command("P", "pause_queue", "Pause queue", "pause the queue (running builds go on, queued ones wait); "
-            "again resumes", show=False, key_display="P"),
-    Command("plus", "more_jobs", "More at once", "one more build at once, from now on", show=False, key_display="+"),
+            "again resumes", show=False, key_display="P", session=True),
+    Command("plus", "more_jobs", "More at once", "one more build at once, from now on", show=False, key_display="+",
+            session=True),
     Command("minus", "fewer_jobs", "Fewer at once", "one build fewer at once (running builds go on)", show=False,
-            key_display="-"),
+            key_display="-", session=True),
     Command("left_square_bracket", "queue_up", "Queue earlier", "move the selected queued build up the queue",
             show=False, key_display="["),
     Command("right_square_bracket", "queue_down", "Queue later", "move the selected queued build down the queue",
@@ -97,8 +112,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("q", "quit", "Quit", "cancel the running builds, wait for them, and quit"),
 )
 
-# The app's own commands (help, quit, moving between panes) work over any screen; the rest are the main
-# screen's, which holds the build actions: a screen pushed over it takes its keys.
+# The app's own commands (help, quit, moving between panes) work over any screen; the rest are bound on
+# the main screen (a screen pushed over it takes its keys), which hands each to the pane whose data it
+# acts on, or to the app for the session's (`Command.session`).
 APP_ACTIONS = frozenset({"focus_next", "help", "quit"})
 APP_BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS if command.action in APP_ACTIONS]
 SCREEN_BINDINGS: list[BindingType] = [command.binding() for command in COMMANDS if command.action not in APP_ACTIONS]
@@ -125,7 +141,8 @@ def key_name(text: str) -> str:
 
 
 def with_keys(commands: tuple[Command, ...], keys: Mapping[str, str]) -> tuple[Command, ...]:
-    """`commands` with `keys` (action -> key, as a user writes it) in place of their own keys; a
+    """`commands` with `keys` (action -> key, as a user writes it) in place of their own keys (and in
+    their help, where it names them: `Command.help`); a
     ValueError names an action that is no command's, a key that is not one, or two commands on one key."""
     actions = {command.action for command in commands}
     for action in keys:

@@ -14,10 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from ..core.build import sidecar
 from ..core.build.driver import BuildSpec, default_output
+from .services import AppServices
 
 
 class ReplaceScreen(ModalScreen[bool]):
@@ -60,18 +62,23 @@ def foreign_file(engine: Path) -> bool:
     return engine.is_symlink() or not engine.is_file() or not sidecar.written_by_us(engine)
 
 
-def force_rebuild(app, model: str) -> None:
+def force_rebuild(pane: Widget, services: AppServices, model: str) -> None:
     """`f`: rebuild `model` whatever the cache says; a foreign file at its engine's path is replaced
-    only once the user said yes, and never from a served tab."""
+    only once the user said yes (on a screen over `pane`'s), and never from a served tab."""
     engine = default_output(Path(model))
+    builder = services.builder
     if not foreign_file(engine):
-        app.submit(model, force=True)
-    elif app.mode.served:
-        app.notify(f"{engine} exists and is not an engine trt-tui wrote: a served session does not replace"
-                   " it (remove it on the server, or build it there with --force)", severity="warning",
-                   timeout=10, markup=False)
+        builder.submit(model, force=True)
+    elif services.mode.served:
+        pane.notify(f"{engine} exists and is not an engine trt-tui wrote: a served session does not replace"
+                    " it (remove it on the server, or build it there with --force)", severity="warning",
+                    timeout=10, markup=False)
     else:
-        app.push_screen(ReplaceScreen(engine), lambda yes: app.submit(model, force=True, replace=True) if yes else None)
+        def answered(yes: bool | None) -> None:
+            if yes:
+                builder.submit(model, force=True, replace=True)
+
+        pane.app.push_screen(ReplaceScreen(engine), answered)
 
 
 def submit_once(app, spec: BuildSpec):

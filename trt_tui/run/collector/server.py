@@ -216,10 +216,15 @@ class Collector:
         if fd is not None:
             os.close(fd)
 
+    def follows(self, job_id: int) -> bool:
+        """Whether `job_id` is a build of another program's that it follows."""
+        job = self.scheduler.jobs.get(job_id)  # its own scheduler's job: the collector is a transport's end
+        return job is not None and isinstance(job.spec, CollectedSpec)
+
     def why_no_rebuild(self, job_id: int) -> str | None:
         """What `r` or `f` on a build it follows says (None: not another program's build): the build
         is that program's, made with its options in its process."""
-        job = self.scheduler.jobs.get(job_id)  # its own scheduler's job: the collector is a transport's end
+        job = self.scheduler.jobs.get(job_id)
         if job is None or not isinstance(job.spec, CollectedSpec):
             return None
         return (f"#{job.id} {job.spec.model} is a build of {job.spec.program}: trt-tui cannot rebuild it"

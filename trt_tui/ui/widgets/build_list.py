@@ -130,6 +130,10 @@ class BuildList(CachedRows, can_focus=True):
             self._reorder()
         self._size_changed(taller=True)
 
+    def has_build(self, job: int) -> bool:
+        """Whether build `job` has a row (shown or hidden), not cleared."""
+        return job in self._rows
+
     def remove_build(self, job: int) -> None:
         """Its row goes; the cursor stays on the build it was on (the one above, if it was this one)."""
         if job not in self._rows:

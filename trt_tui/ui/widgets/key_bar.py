@@ -7,12 +7,14 @@ widget per key, because the `Footer` rebuilds all those widgets, each styled ane
 bindings change: five times before the first frame here (focus settling, the screen resuming), a
 good part of the app's start-up. Here a change of bindings repaints one line, and only if what it shows
 changed. Short of room, it leaves out the last keys first, but never the ones it is told are
-essential (help and quit, `commands.ESSENTIAL_ACTIONS`): from help a user finds every other key.
+essential (help and quit, `commands.ESSENTIAL_ACTIONS`): from help a user finds every other key. A key
+whose command cannot act here (the screen says which: `hides`) is left out, though it still answers
+when pressed, saying why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -55,10 +57,13 @@ class KeyBar(Widget, can_focus=False):
     }
     """
 
-    def __init__(self, *, essential: Collection[str] = (), id: str | None = None) -> None:
-        """`essential`: the actions whose keys stay when the bar is short of room."""
+    def __init__(self, *, essential: Collection[str] = (), hides: Callable[[str], bool] = lambda action: False,
+                 id: str | None = None) -> None:
+        """`essential`: the actions whose keys stay when the bar is short of room. `hides(action)`: its
+        command cannot act now (asked whenever the bindings change: `Screen.refresh_bindings`)."""
         super().__init__(id=id)
         self._essential = frozenset(essential)
+        self._hides = hides
         self._keys: tuple[_Key, ...] = ()
         self._palette: _Key | None = None
         self._spans: list[tuple[int, int, _Key]] = []  # cells each key takes, as last drawn
@@ -83,7 +88,7 @@ class KeyBar(Widget, can_focus=False):
         active = screen.active_bindings
         keys: dict[str, _Key] = {}
         for _node, binding, enabled, tooltip in active.values():
-            if binding.show and binding.action not in keys:
+            if binding.show and binding.action not in keys and not self._hides(binding.id or binding.action):
                 keys[binding.action] = _Key(binding.action, binding.key, self.app.get_key_display(binding), binding.description,
                                             enabled, tooltip or binding.description)
         palette = None

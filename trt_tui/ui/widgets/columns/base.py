@@ -22,6 +22,7 @@ class BuildRow(Protocol):
     """What a column reads of a build: the app's `BuildView` is one."""
 
     name: str  # the model as the picker shows it
+    cancel_asked: bool  # the user asked it to stop: it is cancelling until it ends
 
     @property
     def id(self) -> int: ...
@@ -41,6 +42,11 @@ class BuildRow(Protocol):
     def fraction(self) -> float: ...
 
     def elapsed(self) -> float: ...
+
+
+def never_ran(row: BuildRow) -> bool:
+    """A build that ended without running: skipped (its engine was current), cancelled while queued."""
+    return row.state is State.SKIPPED or row.state.final and row.build.started_at is None
 
 
 class BuildColumn:

@@ -37,14 +37,22 @@ class ModelColumn(BuildColumn):
         return shown(row.name)
 
 
+def cancelling(row: BuildRow) -> bool:
+    """Asked to stop and not ended yet: a build stops at TensorRT's next callback, another program's
+    when that program honours the cancel."""
+    return row.cancel_asked and not row.state.final
+
+
 class StateColumn(BuildColumn):
     """The build's state, in its colour; a skip whose engine was fetched from the shared cache says
-    "fetched" (in a skip's colour: no build ran)."""
+    "fetched" (in a skip's colour: no build ran); a build asked to stop, "cancelling" (in a cancel's)."""
 
     name = "State"
-    width = 9  # "cancelled"
+    width = 10  # "cancelling"
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
+        if cancelling(row):
+            return state_text(State.CANCELLED, palette, "cancelling")
         result = row.build.result
         return state_text(row.state, palette, "fetched" if result is not None and result.fetched else None)
 

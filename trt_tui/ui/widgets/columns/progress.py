@@ -6,7 +6,7 @@ from rich.text import Text
 
 from ....core.files.units import human_seconds
 from ..palette import Palette, progress_text
-from .base import BuildColumn, BuildRow
+from .base import BuildColumn, BuildRow, never_ran
 
 BAR = 6  # the bar's cells, before its "100%"
 
@@ -17,7 +17,8 @@ class ProgressColumn(BuildColumn):
     drop_rank = 3
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
-        return progress_text(row.fraction(), palette, BAR)
+        """"-" for a build that never ran (skipped, cancelled while queued): no bar at 0%."""
+        return Text("-", style=palette["muted"]) if never_ran(row) else progress_text(row.fraction(), palette, BAR)
 
     def sort_key(self, row: BuildRow) -> object:
         return row.fraction()

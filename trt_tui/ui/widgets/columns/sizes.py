@@ -7,7 +7,7 @@ from rich.text import Text
 
 from ....core.files.units import compact_bytes
 from ..palette import Palette
-from .base import BuildColumn, BuildRow
+from .base import BuildColumn, BuildRow, never_ran
 
 
 def _peak(row: BuildRow) -> int | None:
@@ -20,7 +20,8 @@ def _peak(row: BuildRow) -> int | None:
 
 
 class PeakColumn(BuildColumn):
-    """A queued build's forecast (`~`) until the build's own peak is measured."""
+    """A build's forecast (`~`) until its own peak is measured, and never once it ended: then what was
+    measured, or "-" (a build that never ran, one whose process nobody read)."""
 
     name = "Peak"
     about = "peak memory"
@@ -28,9 +29,9 @@ class PeakColumn(BuildColumn):
     drop_rank = 5
 
     def render(self, row: BuildRow, palette: Palette) -> Text:
-        peak = _peak(row)
+        peak = None if never_ran(row) else _peak(row)
         forecast = row.build.forecast
-        if peak is None and forecast is not None and forecast.peak_bytes:
+        if peak is None and not row.state.final and forecast is not None and forecast.peak_bytes:
             return Text(f"~{compact_bytes(forecast.peak_bytes)}")
         return Text(compact_bytes(peak))
 
