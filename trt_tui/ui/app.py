@@ -33,7 +33,6 @@ from textual.worker import Worker, WorkerState
 from ..core.build.driver import BuildSpec
 from ..core.execution.executors import Executor
 from ..core.execution.rebuild import RebuildController
-from ..core.files.units import plural
 from ..core.history.estimates import slow_phases
 from ..core.model.discover import find_models
 from ..core.model.watch import ModelWatcher
@@ -53,13 +52,13 @@ from .main_screen import MainScreen
 from .model_list import ModelList
 from .modes import AppSession, session_for
 from .notifier import Notifier
+from .queue_keys import QueueKeys
 from .replace import submit_once
 from .screens import StackScreen
 from .services import AppServices
 from .startup import freeze_startup_heap
 from .themes import load_themes
 from .view_prefs import ViewPrefs
-from .widgets.build_list import BuildList
 from .widgets.filter_prompt import FilterInput
 from .widgets.gpu_panel import GpuPanel
 from .widgets.guard import guarded
@@ -156,6 +155,7 @@ class TrtTuiApp(App[int]):
         # Made now, not with the app: a test or benchmark sets the clock and the samplers first.
         self.services = AppServices(self.config, self.mode, self.state, self.commands, self, self.notifier, self.clock)
         self.main_screen = MainScreen(self.services, (self.gpu_sampler, self.host_reader), self._main_screen_mounted)
+        self.queue_keys = QueueKeys(self.services, self.notify, self.main_screen.show_builds_title)
         return self.main_screen
 
     def _main_screen_mounted(self, screen: MainScreen) -> None:
@@ -374,30 +374,13 @@ class TrtTuiApp(App[int]):
         self.notify("New builds take the selection" if self.state.follow_newest else "The selection stays where it is")
 
     def action_pause_queue(self) -> None:
-        if self.scheduler.paused:
-            self.scheduler.resume()
-            self.notify("Queue resumed: queued builds start")
-        else:
-            self.scheduler.pause()
-            self.notify("Queue paused: running builds go on, queued ones wait "
-                        f"({self.services.key('pause_queue')} resumes)")
-        self.main_screen.show_builds_title()
+        self.queue_keys.pause()
 
     def action_more_jobs(self) -> None:
-        self._limit(self.scheduler.max_jobs + 1)
+        self.queue_keys.more()
 
     def action_fewer_jobs(self) -> None:
-        if self.scheduler.max_jobs <= 1:
-            self.notify("One build at a time is the fewest", severity="warning")
-            return
-        self._limit(self.scheduler.max_jobs - 1)
-
-    def _limit(self, jobs: int) -> None:
-        lower = jobs < self.scheduler.max_jobs
-        self.state.limit_changed = True
-        self.scheduler.set_max_jobs(jobs)
-        self.notify(f"{plural(jobs, 'build')} at once" + (": running builds go on" if lower else ""))
-        self.main_screen.show_builds_title()
+        self.queue_keys.fewer()
 
     # -- quitting -------------------------------------------------------------------------------------------
 
@@ -432,13 +415,9 @@ class TrtTuiApp(App[int]):
         if self.config.view_file is None or self.machine is None:  # never shown: nothing to keep
             return
         builds = self.builds
-        view = ViewPrefs(sort=builds.sort_column.name if builds.sort_column else None, sort_reverse=builds.sort_reverse,
-                         hide_skipped=builds.hide_skipped, log_level=LOG_LEVELS[self.state.log_level_index].label,
-                         theme=self.theme)
-        try:
-            view_prefs.save(self.config.view_file, view)
-        except OSError as exc:
-            self.view_not_kept = f"trt-tui: the view was not kept: {self.config.view_file}: {exc.strerror or exc}"
+        self.view_not_kept = view_prefs.keep(self.config.view_file, ViewPrefs(
+            sort=builds.sort_column.name if builds.sort_column else None, sort_reverse=builds.sort_reverse,
+            hide_skipped=builds.hide_skipped, log_level=LOG_LEVELS[self.state.log_level_index].label, theme=self.theme))
 
     def _close(self) -> None:
         """Stop watching and sampling, and close the session (it stops what still builds); once."""

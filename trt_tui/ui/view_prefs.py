@@ -74,3 +74,12 @@ def save(path: Path, prefs: ViewPrefs) -> None:
     """Written atomically (`core.files.atomic`); raises OSError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(asdict(prefs), indent=1) + "\n")
+
+
+def keep(path: Path, prefs: ViewPrefs) -> str | None:
+    """`save`, saying in one line why the view was not kept (None: it was)."""
+    try:
+        save(path, prefs)
+    except OSError as exc:
+        return f"trt-tui: the view was not kept: {path}: {exc.strerror or exc}"
+    return None
