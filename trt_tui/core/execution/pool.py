@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import child
+from . import child, system_memory
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -181,11 +181,15 @@ class WarmPool:
         # Reached when the executor is dropped without `close`: its spares must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
 
-    def prewarm(self, builds: int | None = None) -> None:
+    def prewarm(self, builds: int | None = None, started: Spare | None = None) -> None:
         """Start the spares in the background now (the first builds then start warm). `builds`: how
         many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
-        is started past the last of them, where it would only compete with the builds for CPU."""
+        is started past the last of them, where it would only compete with the builds for CPU.
+        `started`: a spare started before this pool was made (`early_spare`), the first to be taken."""
         self._left = builds
+        if started is not None:
+            with self._state.lock:
+                self._state.spares.append(started)
         self._offer_seeded(idle=True)
         self._refill()
 
@@ -251,10 +255,8 @@ class WarmPool:
         if not self.reserve or not self._heaps:
             return 0
         cap = self.reserve_cap
-        try:
-            import psutil  # the vitals' own dependency, imported by then in a process that builds
-
-            cap = min(cap, psutil.virtual_memory().available // 4 // self.spares)
+        try:  # /proc/meminfo: psutil's import would delay the job a spare is taken for
+            cap = min(cap, system_memory.available() // 4 // self.spares)
         except Exception:
             pass  # unknown: the fixed cap alone
         return min(max(self._heaps), cap)
