@@ -94,3 +94,42 @@ def test_a_plain_build_loads_no_report_module_and_no_psutil_before_its_job(cli_e
     assert report["code"] == 0
     assert report["reports"] == []
     assert report["psutil before the job"] is False
+
+
+HELD = """
+import json, multiprocessing, sys, time
+from trt_tui.core.execution import pool
+
+pool._cores = lambda: int(sys.argv[1])
+spares = pool.WarmPool(multiprocessing.get_context("spawn"), reserve_cap=0, spares=2)
+spares.prewarm(None)  # the app's, as it starts
+
+def imported(pid):
+    with open(f"/proc/{pid}/maps") as maps:
+        return "tensorrt" in maps.read()
+
+def settled(pids, want, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and [imported(p) for p in pids] != want:
+        time.sleep(0.05)
+    return [imported(p) for p in pids]
+
+pids = spares.spare_pids()
+at_start = settled(pids, [True, int(sys.argv[1]) >= pool.SPARE_CORES])
+time.sleep(0.5)
+still = [imported(p) for p in pids]
+spares.prewarm()  # the app's again, once its first frame is up
+after = settled(pids, [True, True])
+spares.close()
+print(json.dumps({"at_start": at_start, "still": still, "after": after}))
+"""
+
+
+@pytest.mark.parametrize("cores", [2, 16])
+def test_an_app_on_few_cores_imports_in_one_spare_before_its_first_frame(cli_env, cores) -> None:
+    """On 2 cores the app's second spare is forked but holds its TensorRT import until the app's
+    first frame is up (its second `prewarm`): two imports beside the first frame took the app's core.
+    With cores to spare both import at once."""
+    report = _python(cli_env, HELD, str(cores))
+    assert report["at_start"] == report["still"] == ([True, False] if cores == 2 else [True, True])
+    assert report["after"] == [True, True]
