@@ -85,8 +85,7 @@ class Spare:
     def alive(self) -> bool:
         return self.process.exitcode is None
 
-    def release(self) -> None:
-        """A held spare starts its imports now (a no-op for one that is not held)."""
+    def release(self) -> None:  # a held spare starts its imports now
         if self.held:
             self.held = False
             with contextlib.suppress(OSError):  # died while waiting: `take` replaces it
@@ -108,7 +107,7 @@ def start_process(context, reserve: int = 0, held: bool = False) -> Spare:
     """A new build process that imports, faults in `reserve` bytes of heap and then waits for its
     job (`child.serve`). Forked instead of spawned where that is safe (`may_fork`). `held`: it
     imports only once released (`Spare.release`) or given its job, and reserves nothing until then."""
-    reserve = 0 if held else reserve
+    reserve = reserve if not held else 0
     forked = context.get_start_method() == "spawn" and may_fork()
     if forked:
         import multiprocessing
@@ -198,29 +197,30 @@ class WarmPool:
         `started`: a spare started before this pool was made (`early_spare`), the first to be taken.
 
         An open-ended session (`builds` None: the app) on fewer than `SPARE_CORES` cores lets only
-        `cores - 1` spares import at once as it starts: the others are forked now (they can only be
-        forked now, `may_fork`) but hold their imports until the next `prewarm` (the app's, once its
-        first frame is up) or a build is taken, so that no more processes than cores compete with
-        the app's first frame. Each spare's import is ~0.1 s of CPU (TensorRT's)."""
-        opened, self._opened = self._opened, True
+        `cores - 1` spares import (TensorRT, ~0.1 s of CPU each) as it starts: the others are forked
+        now, while they can be (`may_fork`), but hold their imports until the next `prewarm` (the
+        app's, its first frame up) or a build is taken: no more processes than cores then compete
+        with the app's first frame."""
+        hold = builds is None and _cores() < SPARE_CORES and not self._opened
+        self._opened = True
         self._left = builds
         with self._state.lock:
             if started is not None:
                 self._state.spares.append(started)
-            few = _cores() < SPARE_CORES
-            self._state.importing = max(1, _cores() - 1) if builds is None and few and not opened else None
-        self._release_held()
+            self._state.importing = max(1, _cores() - 1) if hold else None
+        if not hold:  # a later call: the app's first frame is up
+            self._let_all_import()
         self._offer_seeded(idle=True)
         self._refill()
 
     _left: int | None = None
     _opened = False  # `prewarm` was called before
 
-    def _release_held(self) -> None:
+    def _let_all_import(self) -> None:
         with self._state.lock:
-            if self._state.importing is None:
-                for spare in self._state.spares:
-                    spare.release()
+            self._state.importing = None
+            for spare in self._state.spares:
+                spare.release()
 
     def _refill(self) -> None:
         wanted = self.spares if self._left is None else min(self.spares, self._left)
@@ -235,9 +235,7 @@ class WarmPool:
             spare = self._state.pop()
         if spare is None:
             spare = start_process(self._context, self._state.reserve)
-        with self._state.lock:
-            self._state.importing = None  # a build runs now: the spares it may need next import
-        self._release_held()
+        self._let_all_import()  # a build runs now: the spares it may need next import
         if not self.reserve_beside_builds:
             self._state.pending = 0  # a build runs now: a spare still starting reserves nothing yet
         self._offer_seeded(idle=False)
@@ -306,8 +304,7 @@ class WarmPool:
 
 
 def _ask_reserve(spare: Spare, nbytes: int) -> None:
-    """Tell a waiting spare to fault in `nbytes` of heap, unless it has been asked for as much (or is
-    held: its imports come first, and the reserve is offered again once it is released)."""
+    """Tell a waiting spare to fault in `nbytes` of heap, unless asked for as much or held (imports first)."""
     if spare.held or spare.reserved >= nbytes:
         return
     try:
