@@ -5,20 +5,21 @@ Nothing is downloaded: the models are the ones the installed `onnx` package ship
 (`onnx/backend/test/data/{light,simple,pytorch-converted,pytorch-operator,node,real}`, 149 with
 onnx 1.23), each copied under a name of its own (most are `model.onnx`) into a work directory.
 
-1. `bare loop`: each model built by a plain `tensorrt_rtx` script (`buildwall.BARE`: parse, build,
-   write as trt-tui does), one after another. Its builds also say which models build at all with this
-   TensorRT-RTX (the rest are left out of every run and listed) and give the `ideal`: their CPU time
-   summed over the cores this process may use (`capacity`), what no batch runner beats on a
-   CPU-bound workload.
-2. Interleaved over `--reps` rounds: `bare, cores at once` (the bare builds as many at once as there
-   are cores, longest first: a batch runner with no monitor) and `trt-tui build MODELS -o DIR/
+1. A probe, not timed: each model built once by a plain `tensorrt_rtx` script (`buildwall.BARE`:
+   parse, build, write as trt-tui does), one after another. It says which models build at all with
+   this TensorRT-RTX (the rest are left out of every run and listed), orders the pool below, and warms
+   the page cache and TensorRT's caches (a first, cold pass took 40% more CPU than the next).
+2. Interleaved over `--reps` rounds: `bare loop` (the same bare builds one after another; its CPU,
+   summed and divided by the cores this process may use (`capacity`), is the `ideal`, what no batch
+   runner beats on a CPU-bound workload), `bare, cores at once` (the bare builds as many at once as
+   there are cores, longest first: a batch runner with no monitor) and `trt-tui build MODELS -o DIR/
    --force --jobs J` for each J of `--jobs` (default 1,2,4,8,16,auto). Wall is process start to exit,
    CPU is user + system of the whole process tree.
 
 `--limit N` takes the first N models (sorted by directory and name, light models first); `--max-seconds S`
 starts no new configuration once S seconds have passed (what ran is written; what did not is listed),
-so that a lease of a GPU host is not overrun. On 16 cores the whole run (149 models, 1 round) takes
-a few minutes.
+so that a lease of a GPU host is not overrun. On 16 cores the whole run (149 models, 1 round) is
+expected to take about 5 minutes.
 
     python bench/scaling.py --out DIR [--jobs 1,2,4,8,16,auto] [--reps 1] [--limit N] [--max-seconds 420]
 
@@ -73,13 +74,16 @@ def staged(models: list[Path], directory: Path) -> list[Path]:
 
 
 def _run(argv: list[str], env: dict, cwd: Path) -> tuple[float, float, int, str]:
-    """(wall, CPU of the process tree, exit code, stderr's tail) of one command run to its end."""
+    """(wall, CPU of the process tree, exit code, the lines that say "at once" and stderr's tail) of one
+    command run to its end."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(cwd), timeout=1800)
     wall = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, proc.returncode, proc.stderr[-1500:]
+    said = [line for line in (proc.stdout + proc.stderr).splitlines() if "at once" in line]
+    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, proc.returncode, "\n".join(
+        [*said, proc.stderr[-1500:]])
 
 
 def _trt_tui_argv(models: list[Path], out: Path, jobs: str) -> list[str]:
@@ -97,7 +101,7 @@ def bare_loop(models: list[Path], out: Path, env: dict, cwd: Path, log=print) ->
             each[model.name] = (wall, cpu)
         else:
             failed.append(model.name)
-    log(f"  bare loop: {len(each)} of {len(models)} models build ({sum(w for w, _ in each.values()):.1f} s wall,"
+    log(f"  probe: {len(each)} of {len(models)} models build ({sum(w for w, _ in each.values()):.1f} s wall,"
         f" {sum(c for _, c in each.values()):.1f} s CPU); {len(failed)} do not")
     return each
 
@@ -113,22 +117,23 @@ def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_secon
     out.mkdir(exist_ok=True)
     each = bare_loop(models, out, env, cwd, log)
     buildable = [m for m in models if m.name in each]
-    total_cpu = sum(c for _, c in each.values())
     result: dict = {
         "host": {"cores": cores, "python": platform.python_version(), "machine": platform.machine(),
                  "tensorrt_rtx": _version("tensorrt_rtx"), "onnx": _version("onnx")},
         "models": len(models), "buildable": [m.name for m in buildable],
         "not_buildable": [m.name for m in models if m.name not in each],
-        "single_builds": each, "total_single_cpu": total_cpu, "ideal_wall": total_cpu / cores,
-        "loadavg_before": loadavg(), "configs": {}, "not_run": []}
-    samples: dict[str, list[dict]] = {"bare loop": [{"wall": sum(w for w, _ in each.values()), "cpu": total_cpu,
-                                                     "exit": 0}]}
-    configs = ["bare, cores at once"] + [f"trt-tui --jobs {j}" for j in jobs]
+        "probe_builds": each, "loadavg_before": loadavg(), "configs": {}, "not_run": []}
+    samples: dict[str, list[dict]] = {}
+    configs = ["bare loop", "bare, cores at once"] + [f"trt-tui --jobs {j}" for j in jobs]
     for rep, config in interleaved(configs, reps):
         if time.monotonic() - started > max_seconds:
             result["not_run"].append(f"{config} (round {rep + 1})")
             continue
-        if config == "bare, cores at once":
+        if config == "bare loop":
+            single = bare_loop(buildable, out, env, cwd, log=lambda *_: None)
+            sample = {"wall": sum(w for w, _ in single.values()), "cpu": sum(c for _, c in single.values()),
+                      "exit": 0 if len(single) == len(buildable) else 1, "each": single}
+        elif config == "bare, cores at once":
             wall, cpu = _bare_pool(buildable, cores, out, env, cwd, each)
             sample = {"wall": wall, "cpu": cpu, "exit": 0}
         else:
@@ -142,8 +147,14 @@ def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_secon
         samples.setdefault(config, []).append(sample)
         log(f"  round {rep + 1}/{reps} {config:22s} {sample['wall']:7.2f} s wall, {sample['cpu']:7.2f} s CPU"
             + (f" (exit {sample['exit']})" if sample["exit"] else ""))
+    if "bare loop" not in samples:
+        log("  --max-seconds ran out before the bare loop: no table")
+        result["table"] = "(not run: --max-seconds ran out before the bare loop)"
+        return result
+    total_cpu = summary([s["cpu"] for s in samples["bare loop"]])["median"]
+    result.update(total_single_cpu=total_cpu, ideal_wall=total_cpu / cores)
     rows = [("ideal (CPU ÷ cores)", f"{total_cpu / cores:.2f}", "1.00×", "—", f"{total_cpu:.2f}")]
-    loop_wall = samples["bare loop"][0]["wall"]
+    loop_wall = summary([s["wall"] for s in samples["bare loop"]])["median"]
     for config, runs in samples.items():
         walls, cpus = [s["wall"] for s in runs], [s["cpu"] for s in runs]
         r = result["configs"][config] = {"wall": summary(walls), "cpu": summary(cpus), "runs": runs,
