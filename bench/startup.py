@@ -5,7 +5,8 @@
   from the process being started to the first bytes on the terminal and to the first frame that shows
   the model list (the output contains a sample's name); then `q`. This is what a user waits for. Also
   the CPU time the process had used by then (all its threads, from /proc): it moves much less with
-  the machine's load than the wall time does.
+  the machine's load than the wall time does; and the CPU its child processes (the default executor's
+  spare build processes) had used by then, what they took from the cores the first frame needed.
   Four variants, interleaved: trt-tui's package copied without bytecode and run with
   PYTHONDONTWRITEBYTECODE=1 (`after`: Python compiles trt-tui's ~10,000 lines at every start, ~0.17 s
   of CPU, as it does in an environment that sets that variable), the same copy byte-compiled first
@@ -34,7 +35,7 @@ import termios
 import time
 from pathlib import Path
 
-from common import REPO, Workdir, interleaved, loadavg, summary
+from common import REPO, Workdir, children_of, interleaved, loadavg, summary
 
 HERE = Path(__file__).resolve().parent
 
@@ -99,8 +100,9 @@ def code_copies(work: Workdir, before: Path | None) -> dict[str, tuple[Path, boo
 
 
 def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", timeout: float = 20,
-                    code: tuple[Path, bool] | None = None) -> dict:
-    """`code`: (directory, bytecode compiled) from `code_copies`, first on PYTHONPATH; default the repository."""
+                    code: tuple[Path, bool] | None = None, executor: str | None = None) -> dict:
+    """`code`: (directory, bytecode compiled) from `code_copies`, first on PYTHONPATH; default the repository.
+    `executor`: `--executor` for the app (None: its default, the process executor)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = _env(work)
@@ -113,12 +115,13 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
     env.pop("LINES", None)
     t = time.perf_counter()
     # `-m` puts the working directory first on sys.path: it must be the code's own directory
-    proc = subprocess.Popen([sys.executable, "-m", "trt_tui", str(directory), "--executor", "thread"],
+    proc = subprocess.Popen([sys.executable, "-m", "trt_tui", str(directory),
+                             *(["--executor", executor] if executor else [])],
                             stdin=slave, stdout=slave, stderr=slave, env=env,
                             cwd=str(code[0] if code is not None else REPO), start_new_session=True)
     os.close(slave)
     out = b""
-    first_byte = frame = cpu = None
+    first_byte = frame = cpu = children_cpu = None
     deadline = t + timeout
     try:
         while time.perf_counter() < deadline and frame is None:
@@ -137,6 +140,7 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
             if marker in out:
                 frame = time.perf_counter() - t
                 cpu = _cpu_seconds(proc.pid)
+                children_cpu = sum(filter(None, map(_cpu_seconds, children_of(proc.pid))))
         os.write(master, b"q")
         t_quit = time.perf_counter()
         end = time.perf_counter() + 10
@@ -157,29 +161,39 @@ def pty_first_frame(work: Workdir, directory: Path, marker: bytes = b"mnist", ti
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         os.close(master)
-    return {"first_byte_s": first_byte, "first_frame_s": frame, "cpu_at_frame_s": cpu, "quit_s": quit_s,
+    return {"first_byte_s": first_byte, "first_frame_s": frame, "cpu_at_frame_s": cpu,
+            "children_cpu_at_frame_s": children_cpu, "quit_s": quit_s,
             "exit_code": proc.returncode}
 
 
 def _frames_summary(frames: list[dict]) -> dict:
     return {"runs": frames, "first_frame": summary([f["first_frame_s"] for f in frames if f["first_frame_s"]]),
             "first_byte": summary([f["first_byte_s"] for f in frames if f["first_byte_s"]]),
-            "cpu_at_frame": summary([f["cpu_at_frame_s"] for f in frames if f["cpu_at_frame_s"] is not None])}
+            "cpu_at_frame": summary([f["cpu_at_frame_s"] for f in frames if f["cpu_at_frame_s"] is not None]),
+            "children_cpu_at_frame": summary([f["children_cpu_at_frame_s"] for f in frames
+                                              if f["children_cpu_at_frame_s"] is not None])}
 
 
-def first_frames(work: Workdir, directory: Path, reps: int, before: Path | None, log=print) -> dict:
-    """The pty first frame of each variant (see the module's docstring), interleaved over `reps` rounds."""
-    copies = code_copies(work, before)
-    frames: dict[str, list[dict]] = {variant: [] for variant in copies}
+def first_frames(work: Workdir, directory: Path, reps: int, before: Path | None, log=print,
+                 executors: tuple[str | None, ...] = ("thread",), bytecode_only: bool = False) -> dict:
+    """The pty first frame of each variant (see the module's docstring), interleaved over `reps` rounds,
+    with each of `executors` (None: the app's default, the process executor; a variant then ends in
+    `/default`, where more than one executor is measured). `bytecode_only`: the byte-compiled copies
+    alone, as a pip install leaves them."""
+    copies = {v: c for v, c in code_copies(work, before).items() if c[1] or not bytecode_only}
+    runs = {(v if len(executors) == 1 else f"{v}/{e or 'default'}"): (v, e) for v in copies for e in executors}
+    frames: dict[str, list[dict]] = {variant: [] for variant in runs}
     load = []
-    for _, variant in interleaved(list(copies), reps):
-        frames[variant].append(pty_first_frame(work, directory, code=copies[variant]))
+    for _, variant in interleaved(list(runs), reps):
+        code, executor = runs[variant]
+        frames[variant].append(pty_first_frame(work, directory, code=copies[code], executor=executor))
         load.append(loadavg()[0])
     out = {"first_frame": {variant: _frames_summary(runs) for variant, runs in frames.items()},
            "first_frame_loadavg": summary(load)}
     for variant, r in out["first_frame"].items():
         log(f"  pty, {variant:16s}: first frame with the model list after {r['first_frame']['median']:.3f} s "
-            f"(first byte {r['first_byte']['median']:.3f} s), CPU by then {r['cpu_at_frame']['median']:.3f} s")
+            f"(first byte {r['first_byte']['median']:.3f} s), CPU by then {r['cpu_at_frame']['median']:.3f} s, its"
+            f" build processes' {r['children_cpu_at_frame']['median']:.3f} s")
     log(f"  load average while measuring: {out['first_frame_loadavg']['min']:.1f}–{out['first_frame_loadavg']['max']:.1f}")
     return out
 
@@ -221,18 +235,28 @@ def run(work: Workdir, reps: int, log=print, before: Path | None = None) -> dict
     return out
 
 
-if __name__ == "__main__":  # python bench/startup.py [REPS] [BEFORE_DIR] [OUT.json]: the first frames only
+if __name__ == "__main__":  # the first frames only
+    import argparse
     import tempfile
 
+    parser = argparse.ArgumentParser(description="the first frame of `trt-tui DIR` on a pseudo-terminal")
+    parser.add_argument("reps", nargs="?", type=int, default=5)
+    parser.add_argument("before", nargs="?", type=Path, help="an older tree (git archive REV | tar -x -C DIR)")
+    parser.add_argument("out", nargs="?", type=Path, help="write the result as JSON")
+    parser.add_argument("--executor", action="append", choices=("default", "thread", "process"),
+                        help="the app's executor, repeatable (default: thread, as the earlier figures)")
+    parser.add_argument("--bytecode-only", action="store_true", help="only the byte-compiled copies")
+    cli = parser.parse_args()
     sys.path.insert(0, str(REPO))
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     w = Workdir(Path(tempfile.mkdtemp(prefix="trt-tui-bench-", dir=base)))
     try:
         w.prepare()
-        result = first_frames(w, w.models_dir("startup", ["mnist", "resnet50", "densenet"]),
-                              int(sys.argv[1]) if len(sys.argv) > 1 else 5,
-                              Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+        result = first_frames(w, w.models_dir("startup", ["mnist", "resnet50", "densenet"]), cli.reps, cli.before,
+                              executors=tuple(None if e == "default" else e for e in cli.executor or ["thread"]),
+                              bytecode_only=cli.bytecode_only)
+        result["loadavg"] = loadavg()
     finally:
         w.cleanup()
-    if len(sys.argv) > 3:
-        Path(sys.argv[3]).write_text(json.dumps(result, indent=1) + "\n")
+    if cli.out:
+        cli.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -1,3 +1,3 @@
-from .cli import entry
+from .entry import entry
 
 entry()

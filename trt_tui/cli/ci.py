@@ -10,6 +10,7 @@ and a cancel (130) say more and win.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -36,8 +37,6 @@ class CiRun:
 
     def __init__(self, args, models: list[Path], outputs: list[Path]) -> None:
         from ..core.history.output_paths import check_report_file
-        from ..report.baseline import BaselineError, baseline_written_by_us, load_baseline, parse_tolerances
-        from ..report.junit import junit_written_by_us
 
         self.args = args
         if args.repro < 0 or args.repro == 1:
@@ -48,14 +47,28 @@ class CiRun:
             raise UsageError(f"--repro builds each copy in a process of its own; --executor {args.executor} does not")
         if args.tolerance and not args.baseline:
             raise UsageError("--tolerance needs --baseline FILE")
-        try:
-            self.tolerances = parse_tolerances(args.tolerance)
-            self.baseline = load_baseline(Path(args.baseline)) if args.baseline else None
-        except BaselineError as exc:
-            raise UsageError(str(exc)) from None
-        for option, kind, text, ours in (("--junit", "a JUnit report", args.junit, junit_written_by_us),
-                                         ("--save-baseline", "a baseline", args.save_baseline, baseline_written_by_us)):
-            check_report_file(option, kind, text, models, outputs, args.history, args.force, ours)
+        self.baseline = None
+        self.tolerances: dict[str, float] = {}
+        if args.baseline or args.save_baseline:  # the report modules load only for a run that asks for them
+            from ..report.baseline import (
+                BaselineError,
+                baseline_written_by_us,
+                load_baseline,
+                parse_tolerances,
+            )
+
+            try:
+                self.tolerances = parse_tolerances(args.tolerance)
+                self.baseline = load_baseline(Path(args.baseline)) if args.baseline else None
+            except BaselineError as exc:
+                raise UsageError(str(exc)) from None
+            check_report_file("--save-baseline", "a baseline", args.save_baseline, models, outputs, args.history,
+                              args.force, baseline_written_by_us)
+        if args.junit:
+            from ..report.junit import junit_written_by_us
+
+            check_report_file("--junit", "a JUnit report", args.junit, models, outputs, args.history, args.force,
+                              junit_written_by_us)
         if args.junit and args.save_baseline and Path(args.junit).absolute() == Path(args.save_baseline).absolute():
             raise UsageError(f"--junit and --save-baseline name the same file {args.junit}")
         self.repro_dir: Path | None = None
@@ -84,6 +97,11 @@ class CiRun:
     def finish(self, renderer, builds, unreadable: dict[Path, str], seconds: float) -> int | None:
         """Write the reports and judge the gates from the builds' trackers; the exit code where a
         gate tripped or a report could not be written, else None."""
+        from ..report.step_summary import VARIABLE
+
+        args = self.args
+        if not (self.repro_jobs or args.baseline or args.junit or args.save_baseline or os.environ.get(VARIABLE)):
+            return None  # no CI output asked for: a plain build loads none of the report modules
         import shutil
 
         from ..core.files.printable import escaped
@@ -93,7 +111,6 @@ class CiRun:
         from ..report.results import results_of
         from ..report.step_summary import append_step_summary
 
-        args = self.args
         results = results_of(builds, {str(m): e for m, e in unreadable.items()})
         code: int | None = None
         problems = []

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..core.files.units import human_bytes, human_seconds
-from .results import ModelResult
+
+if TYPE_CHECKING:  # `trt-tui build` reads VARIABLE at every end; the results load only to write one
+    from .results import ModelResult
 
 VARIABLE = "GITHUB_STEP_SUMMARY"
 

@@ -42,15 +42,17 @@ from .batch_sender import BatchSender
 RELEASE_WAIT = 2.0  # seconds the child waits, after its outcome, for the parent's "release"
 
 
-def serve(events, control, reserve: int = 0) -> None:
+def serve(events, control, reserve: int = 0, held: bool = False) -> None:
     """A spare's whole life (see `pool`): import what a build needs, fault in `reserve` bytes of heap,
     wait for one job on `control`, run it (`main`). Before the job, `("reserve", bytes)` may come: the
     pool learned that builds need more. The job is `("build", build, job, spec)`: `build` is
     `run_build` or a stand-in with its signature (the benchmarks' synthetic build), sent by reference.
-    If the parent goes away first, the spare exits."""
+    `held`: the imports wait for `("preload",)` or the job (`pool`: on few cores, a spare beyond the
+    first would take a core from the app's first frame). If the parent goes away first, the spare exits."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     malloc.tune_for_builds()  # before TensorRT's threads first allocate (the arena limit)
-    _preload()
+    if not held:
+        _preload()
     base = malloc.heap_size()
     reserver = _Reserver()
     reserver.want(reserve)
@@ -61,18 +63,23 @@ def serve(events, control, reserve: int = 0) -> None:
             os._exit(0)
         if message[0] == "env":  # the build's GPU (`gpu_slots`): CUDA reads it when the build starts it
             os.environ.update(message[1])
+        elif message[0] == "preload":
+            base = _preload_held(base, reserver) if held else base
+            held = False
         elif message[0] != "reserve":
             break
         else:
             reserver.want(message[1])
     reserver.stop()  # at most one chunk's wait: a job never waits for the reserve
+    if held:  # the job came first: its build imports now what it needs
+        base = _preload_held(base, reserver)
     kind, build, job, spec = message
     if kind != "build":
         os._exit(1)
     main(job, spec, events, control, build, heap_base=base)
 
 
-def serve_forked(events, control, reserve: int, inherited: list[int]) -> None:
+def serve_forked(events, control, reserve: int, inherited: list[int], held: bool = False) -> None:
     """`serve`, in a child forked from the parent (`pool.may_fork`) rather than spawned. A fork
     inherits every file descriptor the parent had open, a spawned child only the standard streams and
     its pipe ends: `inherited` lists what the parent had open as it forked, and all of it but those
@@ -88,7 +95,7 @@ def serve_forked(events, control, reserve: int, inherited: list[int]) -> None:
     for name in ("SIGTERM", "SIGHUP"):  # a handler of the parent's would run here too
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
-    serve(events, control, reserve)
+    serve(events, control, reserve, held)
 
 
 class _Reserver:
@@ -124,12 +131,23 @@ class _Reserver:
             own_memory.mark_untouched()  # what the build touches of it from now on is the build's
             done = wanted
 
+    @property
+    def started(self) -> bool:
+        """Whether any heap was asked for (and so faulted in, or being faulted in)."""
+        return self._thread is not None
+
     def stop(self) -> None:
         self._stop.set()
         with self._wake:
             self._wake.notify()
         if self._thread is not None:
             self._thread.join()
+
+
+def _preload_held(base: int, reserver: _Reserver) -> int:
+    """A held spare's imports; the heap's base, to which they belong (not to the reserve's faults)."""
+    _preload()
+    return base if reserver.started else malloc.heap_size()
 
 
 def _preload() -> None:

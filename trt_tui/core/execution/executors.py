@@ -175,8 +175,11 @@ class ProcessExecutor(TransportExecutor):
     def prewarm(self, builds: int | None = None) -> None:
         """Start the spare build process now, in the background, so that the first build finds its
         imports done (the CLI calls this first thing; the app once its first frame is up). `builds`:
-        how many builds will come, if known; no spare is started after the last."""
-        self._pool.prewarm(builds)
+        how many builds will come, if known; no spare is started after the last. A build process
+        forked before the command line was read (`early_spare`) is the first spare."""
+        from . import early_spare
+
+        self._pool.prewarm(builds, early_spare.take() if self._pool.warm else None)
 
     def spare_pid(self) -> int | None:
         """The pid of the spare build process waiting for the next build, if one is started."""

@@ -21,6 +21,8 @@ from ..build.memory_limit import CGROUP_ROOT, MemoryLimit, limit_text, own_cgrou
 from ..build.payloads import Forecast
 from ..files.units import human_bytes
 from ..history.forecast import FIT_FROM, UNKNOWN, forecast, model_bytes, options_key
+from .system_memory import available as _available
+from .system_memory import total as _total
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,37 +30,6 @@ if TYPE_CHECKING:
     from .job import BuildJob
 
 RECHECK = 1.0  # seconds between looks at the memory free while a build waits for it
-
-
-def _meminfo(field: bytes) -> int | None:
-    """A figure of Linux's /proc/meminfo in bytes, the one psutil reports as the same name, read
-    without psutil's import (~15 ms of CPU that a build's admission would wait for); None elsewhere."""
-    try:
-        with open("/proc/meminfo", "rb") as f:
-            for line in f:
-                if line.startswith(field + b":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _available() -> int:
-    found = _meminfo(b"MemAvailable")
-    if found is not None:
-        return found
-    import psutil
-
-    return psutil.virtual_memory().available
-
-
-def _total() -> int:
-    found = _meminfo(b"MemTotal")
-    if found is not None:
-        return found
-    import psutil
-
-    return psutil.virtual_memory().total
 
 
 def _cgroup_left() -> int | None:

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import child
+from . import child, system_memory
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -73,6 +73,7 @@ class Spare:
     events: Connection  # read end: the child's messages
     control: Connection  # write end: the job, then "cancel"
     reserved: int = 0  # bytes of heap it was asked to fault in before its job
+    held: bool = False  # its imports wait for `release` (or its job): `WarmPool.prewarm`
 
     @property
     def pid(self) -> int:
@@ -83,6 +84,12 @@ class Spare:
 
     def alive(self) -> bool:
         return self.process.exitcode is None
+
+    def release(self) -> None:  # a held spare starts its imports now
+        if self.held:
+            self.held = False
+            with contextlib.suppress(OSError):  # died while waiting: `take` replaces it
+                self.control.send(("preload",))
 
     def discard(self) -> None:
         """Stop it (it holds no job, so there is nothing to save) and reap it."""
@@ -96,9 +103,11 @@ class Spare:
             conn.close()
 
 
-def start_process(context, reserve: int = 0) -> Spare:
+def start_process(context, reserve: int = 0, held: bool = False) -> Spare:
     """A new build process that imports, faults in `reserve` bytes of heap and then waits for its
-    job (`child.serve`). Forked instead of spawned where that is safe (`may_fork`)."""
+    job (`child.serve`). Forked instead of spawned where that is safe (`may_fork`). `held`: it
+    imports only once released (`Spare.release`) or given its job, and reserves nothing until then."""
+    reserve = reserve if not held else 0
     forked = context.get_start_method() == "spawn" and may_fork()
     if forked:
         import multiprocessing
@@ -109,9 +118,9 @@ def start_process(context, reserve: int = 0) -> Spare:
     target: Callable[..., None]
     args: tuple[Any, ...]
     if forked:  # the child closes what this process has open now, but for its own pipe ends
-        target, args = child.serve_forked, (events_out, control_in, reserve, _open_fds())
+        target, args = child.serve_forked, (events_out, control_in, reserve, _open_fds(), held)
     else:
-        target, args = child.serve, (events_out, control_in, reserve)
+        target, args = child.serve, (events_out, control_in, reserve, held)
     process = context.Process(target=target, args=args, name="trt-tui-build",
                               daemon=True)  # killed by multiprocessing's exit handler if we exit first
     try:
@@ -130,7 +139,7 @@ def start_process(context, reserve: int = 0) -> Spare:
         # end-of-file the moment the child dies, however it dies.
         events_out.close()
         control_in.close()
-    return Spare(process, events, control, reserve)
+    return Spare(process, events, control, reserve, held)
 
 
 # Modules that, once imported, may have started threads of their own or set up a GPU context that a
@@ -181,15 +190,37 @@ class WarmPool:
         # Reached when the executor is dropped without `close`: its spares must not outlive it.
         self._finalizer = weakref.finalize(self, self._state.close)
 
-    def prewarm(self, builds: int | None = None) -> None:
+    def prewarm(self, builds: int | None = None, started: Spare | None = None) -> None:
         """Start the spares in the background now (the first builds then start warm). `builds`: how
         many builds are coming, when the caller knows (`trt-tui build a.onnx b.onnx`: 2); no spare
-        is started past the last of them, where it would only compete with the builds for CPU."""
+        is started past the last of them, where it would only compete with the builds for CPU.
+        `started`: a spare started before this pool was made (`early_spare`), the first to be taken.
+
+        An open-ended session (`builds` None: the app) on fewer than `SPARE_CORES` cores lets only
+        `cores - 1` spares import (TensorRT, ~0.1 s of CPU each) as it starts: the others are forked
+        now, while they can be (`may_fork`), but hold their imports until the next `prewarm` (the
+        app's, its first frame up) or a build is taken: no more processes than cores then compete
+        with the app's first frame."""
+        hold = builds is None and _cores() < SPARE_CORES and not self._opened
+        self._opened = True
         self._left = builds
+        with self._state.lock:
+            if started is not None:
+                self._state.spares.append(started)
+            self._state.importing = max(1, _cores() - 1) if hold else None
+        if not hold:  # a later call: the app's first frame is up
+            self._let_all_import()
         self._offer_seeded(idle=True)
         self._refill()
 
     _left: int | None = None
+    _opened = False  # `prewarm` was called before
+
+    def _let_all_import(self) -> None:
+        with self._state.lock:
+            self._state.importing = None
+            for spare in self._state.spares:
+                spare.release()
 
     def _refill(self) -> None:
         wanted = self.spares if self._left is None else min(self.spares, self._left)
@@ -204,6 +235,7 @@ class WarmPool:
             spare = self._state.pop()
         if spare is None:
             spare = start_process(self._context, self._state.reserve)
+        self._let_all_import()  # a build runs now: the spares it may need next import
         if not self.reserve_beside_builds:
             self._state.pending = 0  # a build runs now: a spare still starting reserves nothing yet
         self._offer_seeded(idle=False)
@@ -251,10 +283,8 @@ class WarmPool:
         if not self.reserve or not self._heaps:
             return 0
         cap = self.reserve_cap
-        try:
-            import psutil  # the vitals' own dependency, imported by then in a process that builds
-
-            cap = min(cap, psutil.virtual_memory().available // 4 // self.spares)
+        try:  # /proc/meminfo: psutil's import would delay the job a spare is taken for
+            cap = min(cap, system_memory.available() // 4 // self.spares)
         except Exception:
             pass  # unknown: the fixed cap alone
         return min(max(self._heaps), cap)
@@ -274,8 +304,8 @@ class WarmPool:
 
 
 def _ask_reserve(spare: Spare, nbytes: int) -> None:
-    """Tell a waiting spare to fault in `nbytes` of heap, unless it has been asked for as much."""
-    if spare.reserved >= nbytes:
+    """Tell a waiting spare to fault in `nbytes` of heap, unless asked for as much or held (imports first)."""
+    if spare.held or spare.reserved >= nbytes:
         return
     try:
         spare.control.send(("reserve", nbytes))
@@ -294,6 +324,7 @@ class _State:
         self.wanted = 0  # how many spares the filling thread keeps waiting
         self.closed = False
         self.reserve = 0  # bytes the next spare faults in as it starts (`WarmPool.learn`)
+        self.importing: int | None = None  # how many spares may import before release (None: all)
         self.pending = 0  # bytes a spare that finishes starting is told to fault in
 
     def pop(self) -> Spare | None:
@@ -325,8 +356,9 @@ class _State:
         with self.lock:
             if self.closed or len(self.spares) >= self.wanted:
                 return False
+            held = self.importing is not None and len(self.spares) >= self.importing
         try:
-            spare = start_process(context, self.reserve)
+            spare = start_process(context, self.reserve, held)
         except Exception:
             return False
         with self.lock:

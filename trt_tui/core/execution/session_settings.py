@@ -42,8 +42,11 @@ class SessionSettings:
         overlap this process's own start (checks of the options and models, the app's first frame)
         instead of following it. Started before any other thread exists, the spares can still be
         forked (`pool.may_fork`). `builds`, if known, is how many will come (no spare past the last)."""
+        from . import early_spare
+
         executor = self.make_executor()
         executor.prewarm(builds)
+        early_spare.discard()  # forked before the command line was read, and not this executor's to take
         return executor
 
     def make_executor(self) -> Executor:
