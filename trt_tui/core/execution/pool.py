@@ -1,36 +1,33 @@
 """A warm spare for the process executor: a build process started ahead, its imports done.
 
-A fresh build process pays for a new interpreter, trt-tui's build code and the TensorRT module to
-import before its build starts (BENCHMARKS.md gives the figure). The pool keeps one process ready that
-has paid it already (`child.serve`: imports, then waits on its control pipe for one job). Taking the
-spare starts the next one in the background, so back-to-back builds each find one waiting.
+A fresh build process pays for a new interpreter, trt-tui's build code and the TensorRT module to import
+before its build starts (BENCHMARKS.md gives the figure). The pool keeps one process ready that has paid it
+already (`child.serve`: imports, then waits on its control pipe for one job). Taking the spare starts the next
+one in the background, so back-to-back builds each find one waiting.
 
-The spare also faults in the heap the next build is expected to need (`malloc.reserve`): the most
-that any of the last `REMEMBER` builds needed, as their processes reported it, capped at
-`RESERVE_CAP` and a quarter of the memory available. Where the machine has cores to spare
-(`SPARE_CORES`), a spare started while a build runs reserves at once, beside that build; on fewer
-cores the two would compete for the CPU and slow the build down, so there a
-spare reserves only once no build of this pool runs (`learn`, after each build). A fresh process's
-first build otherwise pays for every page it touches, a large part of a short build.
-The price is that memory, held by the waiting spare: `reserve_cap` bounds it (`trt-tui
---spare-memory`), and 0 (or `warm=False`) turns the reserve off. A new pool has seen no build yet:
-`seed` gives it what the newest builds in the history needed, so that the first build of a new app or
-`trt-tui build` finds its heap faulted in too.
+The spare also faults in the heap the next build is expected to need (`malloc.reserve`): the most that any of
+the last `REMEMBER` builds needed, as their processes reported it, capped at `RESERVE_CAP` and a quarter of
+the memory available. Where the machine has cores to spare (`SPARE_CORES`), a spare started while a build runs
+reserves at once, beside that build; on fewer cores the two would compete for the CPU and slow the build down,
+so there a spare reserves only once no build of this pool runs (`learn`, after each build). A fresh process's
+first build otherwise pays for every page it touches, a large part of a short build. The price is that memory,
+held by the waiting spare: `reserve_cap` bounds it (`trt-tui --spare-memory`), and 0 (or `warm=False`) turns
+the reserve off. A new pool has seen no build yet: `seed` gives it what the newest builds in the history
+needed, so that the first build of a new app or `trt-tui build` finds its heap faulted in too.
 
-With `--jobs 2` or more, two spares wait (`MAX_SPARES`), so that two builds started together (the
-app's "build all") or back to back both find their imports done; each holds its own reserve, and
-together at most a quarter of what is available.
+With `--jobs 2` or more, two spares wait (`MAX_SPARES`), so that two builds started together (the app's "build
+all") or back to back both find their imports done; each holds its own reserve, and together at most a quarter
+of what is available.
 
-Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel,
-ends that process only, and no build inherits another's TensorRT state. `close` stops the spare and
-waits for it, so no process of ours outlives the executor (a garbage-collected pool does the same).
+Each process still runs exactly one build and exits: a build's crash, or a kill to force its cancel, ends that
+process only, and no build inherits another's TensorRT state. `close` stops the spare and waits for it, so no
+process of ours outlives the executor (a garbage-collected pool does the same).
 
-A spare is spawned, and only forked where that is safe (`may_fork`): from a process with one thread
-that has not loaded TensorRT, NVML or CUDA, as `trt-tui build` and the app are when they start their
-first build processes. The forked child closes every file descriptor it inherited but its own pipe
-ends and the standard streams (`child.serve_forked`), as a spawned one has none of them, so it cannot
-keep the parent's end of its control pipe open (it exits when the parent does) nor anything else of
-the parent's.
+A spare is spawned, and only forked where that is safe (`may_fork`): from a process with one thread that has
+not loaded TensorRT, NVML or CUDA, as `trt-tui build` and the app are when they start their first build
+processes. The forked child closes every file descriptor it inherited but its own pipe ends and the standard
+streams (`child.serve_forked`), as a spawned one has none of them, so it cannot keep the parent's end of its
+control pipe open (it exits when the parent does) nor anything else of the parent's.
 """
 
 from __future__ import annotations

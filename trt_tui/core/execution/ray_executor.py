@@ -1,32 +1,31 @@
 """Builds as Ray tasks: `--executor ray`, for more builds than one machine holds.
 
-Each build is one Ray task in a worker process of its own (`max_calls=1`: the worker exits after its
-one build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing
-assumes a shared filesystem: the model's bytes (and its external data files) go to the task, which
-builds into memory; the engine's bytes come back (through the relay, below) and the caller writes them
-with the one atomic writer, after the build, only when it succeeded and was not cancelled (a shared
-cache, --cache URL, the task fills itself from its node: `stores_where_built`).
+Each build is one Ray task in a worker process of its own (`max_calls=1`: the worker exits after its one
+build, so a crash or a forced cancel ends that build alone, as with the process executor). Nothing assumes a
+shared filesystem: the model's bytes (and its external data files) go to the task, which builds into memory;
+the engine's bytes come back (through the relay, below) and the caller writes them with the one atomic writer,
+after the build, only when it succeeded and was not cancelled (a shared cache, --cache URL, the task fills
+itself from its node: `stores_where_built`).
 
-Events stream back while the build runs through one small relay actor per executor: the task's
-`BatchSender` ships what its `EventBuffer` accumulated (as the child process's does through its pipe),
-and the caller's worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's
-side). Each push answers whether the caller asked to cancel, which the task's monitor sees at TensorRT's next
-callback. The task's last call hands the relay how the build ended, with the engine's bytes, before the
-task returns: Ray ends a `max_calls=1` worker while its reply may still be on the way (`ray_task` says
-more). A second cancel, or a cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)`
-(the skeleton every transport shares, `transport.TransportExecutor`).
-Vitals cannot be read from here (the worker may be on another node): the task samples its own worker
-with the local builds' watch and its readings travel with the events.
+Events stream back while the build runs through one small relay actor per executor: the task's `BatchSender`
+ships what its `EventBuffer` accumulated (as the child process's does through its pipe), and the caller's
+worker thread takes them every `transport.POLL_INTERVAL` (`ray_task` is the task's side). Each push answers
+whether the caller asked to cancel, which the task's monitor sees at TensorRT's next callback. The task's last
+call hands the relay how the build ended, with the engine's bytes, before the task returns: Ray ends a
+`max_calls=1` worker while its reply may still be on the way (`ray_task` says more). A second cancel, or a
+cancel unanswered `cancel_grace` seconds later, is `ray.cancel(force=True)` (the skeleton every transport
+shares, `transport.TransportExecutor`). Vitals cannot be read from here (the worker may be on another node):
+the task samples its own worker with the local builds' watch and its readings travel with the events.
 
 Where Ray runs (`ray_host`): `address` (from --ray-address), else `$RAY_ADDRESS`, else a private local Ray
-(loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray
-process behind. A cluster at an address has `connect_timeout` seconds to answer, and a build waiting
-for Ray ends as soon as it is cancelled (Ray's own init can wait minutes, and would hold a signal). A Ray this process had already
-initialised is used as it is and left running.
+(loopback only, with a token) started on the first build and shut down by `close()`, leaving no Ray process
+behind. A cluster at an address has `connect_timeout` seconds to answer, and a build waiting for Ray ends as
+soon as it is cancelled (Ray's own init can wait minutes, and would hold a signal). A Ray this process had
+already initialised is used as it is and left running.
 
-`ray` is imported only here, and only when an executor connects: it is an optional extra. This module
-is imported to list its options (`executor_registry`), so the task's and the host's modules load when
-the executor connects too.
+`ray` is imported only here, and only when an executor connects: it is an optional extra. This module is
+imported to list its options (`executor_registry`), so the task's and the host's modules load when the
+executor connects too.
 """
 
 from __future__ import annotations
