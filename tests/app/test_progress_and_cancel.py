@@ -11,9 +11,11 @@ import time
 from support.app import SIZE, drawn, held_replay_app, start_held_build
 from support.waiting import pilot_wait
 
+from trt_tui.core.build.driver import spec_for
 from trt_tui.core.files.units import human_seconds
 from trt_tui.core.history.records import History
 from trt_tui.ui.app import TrtTuiApp
+from trt_tui.ui.log_level import LOG_LEVELS, options_at
 
 EXPECTED = 100.0  # seconds the history says ResNet-50 takes with these options
 
@@ -24,7 +26,8 @@ def record_earlier_build(app: TrtTuiApp, models, options: dict | None = None, se
     model = (models / "resnet50.onnx").resolve()
     with History(models / "empty-history.sqlite3") as history:
         history.record(model=model, model_hash=None, backend="tensorrt-rtx", backend_version="",
-                       options=app._spec_for(model).summary().options if options is None else options,
+                       options=spec_for(model, options_at(app.config.options, LOG_LEVELS[app.state.log_level_index])).summary().options
+                       if options is None else options,
                        state="succeeded", error=None, started=time.time(), duration=seconds, engine_bytes=1,
                        phases={})
 
