@@ -42,9 +42,10 @@ class ProgramSpec(BuildSpec):
 
 @dataclass(frozen=True)
 class ObservedSpec(BuildSpec):
-    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"; `pid` the
-    process that builds it (the program's or a worker's); `t0` its start on the monotonic clock of
-    that process, which on Linux is this process's clock too (its events' times count from it)."""
+    """A build of the program's: `model` is the ONNX file it parsed, or "PROGRAM #N" (saying "from
+    memory" for bytes it parsed, whose size is `model_bytes`); `pid` the process that builds it (the
+    program's or a worker's); `t0` its start on the monotonic clock of that process, which on Linux is
+    this process's clock too (its events' times count from it)."""
 
     pid: int = 0
     local: int = 0

@@ -17,16 +17,16 @@ parsed before either is not known, and its build keeps its program's name.
 
 from __future__ import annotations
 
+import _thread
 import functools
-import hashlib
 import os
 import sys
-import threading
 import weakref
-from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # `typing`'s, without importing it (`import trt_tui` imports this module: stdlib's lightest)
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
 
 __all__ = ["FROM_MEMORY", "ModelSource", "install", "parsed_from_memory", "source_for", "source_of", "track"]
 
@@ -35,14 +35,29 @@ HASH_LIMIT = 1 << 30  # bytes parsed from memory up to this size get their SHA-2
 _TARGETS = ("tensorrt", "tensorrt_rtx")
 
 
-@dataclass(frozen=True)
 class ModelSource:
     """The ONNX file a network was parsed from (`path`, resolved), or the size and SHA-256 of the
-    bytes it was parsed from in memory (`path` None; `sha256` None above `HASH_LIMIT`)."""
+    bytes it was parsed from in memory (`path` None; `sha256` None above `HASH_LIMIT`). A value: equal
+    to another of the same facts (a plain class: `dataclasses` would double what `import trt_tui` costs)."""
 
-    path: str | None = None
-    size: int | None = None
-    sha256: str | None = None
+    __slots__ = ("path", "sha256", "size")
+
+    def __init__(self, path: str | None = None, size: int | None = None, sha256: str | None = None) -> None:
+        self.path = path
+        self.size = size
+        self.sha256 = sha256
+
+    def _facts(self) -> tuple:
+        return (self.path, self.size, self.sha256)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelSource) and self._facts() == other._facts()
+
+    def __hash__(self) -> int:
+        return hash(self._facts())
+
+    def __repr__(self) -> str:
+        return f"ModelSource(path={self.path!r}, size={self.size!r}, sha256={self.sha256!r})"
 
     def name(self, program: str) -> str:
         """The build's name: its file, else `program`'s name ("train.py #2") saying it came from memory."""
@@ -55,11 +70,11 @@ class ModelSource:
 def parsed_from_memory(model: str) -> bool:
     """Whether a build's recorded model is the name `ModelSource.name` gives bytes parsed in memory
     (the history keeps it as a path in the directory it was recorded from, as every model)."""
-    name = Path(model).name
+    name = os.path.basename(model)
     return f" ({FROM_MEMORY}" in name and name.endswith(")")
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _tracked: set[type] = set()  # the Builder and OnnxParser classes wrapped
 _parser_network: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # parser -> ref to its network
 _network_source: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # network -> ModelSource
@@ -93,10 +108,12 @@ def source_for(config) -> ModelSource | None:
 
 def _file_source(args: tuple, kwargs: dict) -> ModelSource:
     path = args[0] if args else kwargs["model"]
-    return ModelSource(path=str(Path(os.fsdecode(os.fspath(path))).resolve()))
+    return ModelSource(path=os.path.realpath(os.fsdecode(os.fspath(path))))
 
 
 def _memory_source(args: tuple, kwargs: dict) -> ModelSource:
+    import hashlib
+
     view = memoryview(args[0] if args else kwargs["model"])
     digest = hashlib.sha256(view).hexdigest() if view.nbytes <= HASH_LIMIT and view.contiguous else None
     return ModelSource(size=view.nbytes, sha256=digest)
@@ -208,7 +225,7 @@ class _SourceFinder:
     while it asks the others (another wrapping finder asks every finder in turn), it answers nothing."""
 
     def __init__(self) -> None:
-        self._asking = threading.local()
+        self._asking = _thread._local()
 
     def find_spec(self, name, path=None, target=None):
         if name not in _TARGETS or getattr(self._asking, "on", False):

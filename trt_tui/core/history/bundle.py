@@ -301,13 +301,23 @@ def _built_where(program: str) -> str:
     return f"inside {program}"
 
 
+def _names_no_file(record: BuildRecord) -> bool:
+    """Whether the record of a build observed in another program names no ONNX file: bytes parsed from
+    memory, the program's own name where trt-tui saw no file parsed ("train.py #2", "notebook"), or a
+    name given to `trt_tui.observe` that is no file. (A file gone since is still named: the model part
+    says it is gone.)"""
+    name, observed = Path(record.model).name, record.program or ""
+    program = observed.removeprefix(API_PROGRAM)
+    if parsed_from_memory(record.model) or name == program or name.startswith(program + " #"):
+        return True
+    return observed.startswith(API_PROGRAM) and not Path(record.model).is_file()
+
+
 def _no_file(model: str) -> str:
-    """Why a build observed in another program has no model file to rebuild from (its record names the
-    program where trt-tui saw no file parsed)."""
+    """Why such a build has no model file to rebuild from."""
     if parsed_from_memory(model):
         return "which parsed its ONNX model from memory (no file)"
-    return (f"and {Path(model).name} is no file now (trt-tui saw no ONNX file parsed into its network, or the"
-            " file is gone)")
+    return f"whose network trt-tui saw parsed from no ONNX file (it is named {Path(model).name})"
 
 
 def assemble(given: BundleInput, home: str | None = None) -> _Members:
@@ -315,9 +325,7 @@ def assemble(given: BundleInput, home: str | None = None) -> _Members:
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record, given.output)
     command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
-    if record.program and not Path(record.model).is_file():
-        # no file to build from: bytes the program parsed in memory, a network it made without parsing a
-        # file trt-tui saw (its record names the program), or a file gone since
+    if record.program and _names_no_file(record):
         command = f"# built {_built_where(record.program)}, {_no_file(record.model)}: no trt-tui command rebuilds it"
     elif record.program:  # observed in another program: its options are that program's, unknown here
         command = (f"# built {_built_where(record.program)}, whose build options trt-tui does not know; this"
