@@ -117,8 +117,10 @@ async def test_two_programs_building_at_once_appear_by_name_and_one_is_cancelled
                                         name="train_a.py", tmp_path=tmp_path)
             procs["train_b.py"] = start(API_PROGRAM, mnist, engines / "b.engine", "--slow-steps", "0.03", env=env,
                                         name="train_b.py", tmp_path=tmp_path)
-            await wait_until(pilot, lambda: all(view_named(app, n) is not None for n in procs), "both builds listed")
-            a, b = view_named(app, "train_a.py"), view_named(app, "train_b.py")
+            # each named by its program and the file it parsed
+            shown = [f"{program}: mnist.onnx" for program in procs]
+            await wait_until(pilot, lambda: all(view_named(app, n) is not None for n in shown), "both builds listed")
+            a, b = (view_named(app, n) for n in shown)
             await wait_until(pilot, lambda: a.state is State.BUILDING and a.tree.phases, "train_a.py's phases")
             # train_b.py started second; on a loaded machine its build may still be starting (queued).
             await wait_until(pilot, lambda: b.state in (State.BUILDING, State.SUCCEEDED), "train_b.py's build")
@@ -335,7 +337,7 @@ def test_trt_tui_serve_shows_other_programs_builds_in_its_tabs_which_cancel_them
             assert time.monotonic() < deadline + TIMEOUT and proc.poll() is None, "the build never reached the tab"
             time.sleep(0.05)
         (job,) = tab.jobs.values()
-        assert str(job.spec.model) == "collected_api.py"
+        assert str(job.spec.model) == "collected_api.py: mnist.onnx"
         assert tab.cancel(job.id)
         out, err = proc.communicate(timeout=TIMEOUT)
         assert proc.returncode == 3 and '"state": "cancelled"' in out, err
@@ -428,7 +430,7 @@ def test_a_second_app_does_not_steal_the_socket_and_a_dead_apps_socket_is_replac
         while not (first_scheduler.jobs and all(j.final for j in first_scheduler.jobs.values())):
             assert time.monotonic() < deadline, "the first app never saw the build"
             time.sleep(0.05)
-        assert [str(j.spec.model) for j in first_scheduler.jobs.values()] == ["collected_api.py"]
+        assert [str(j.spec.model) for j in first_scheduler.jobs.values()] == ["collected_api.py: mnist.onnx"]
         assert not second_scheduler.jobs
     finally:
         first.close()

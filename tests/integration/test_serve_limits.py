@@ -4,6 +4,7 @@ tabs from two client addresses (127.0.0.1 and 127.0.0.2, both loopback), its app
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -25,13 +26,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(sample_dir, cli_env, tmp_path):
+SHORT_WAIT = 2.0  # --slot-wait where no slot frees while a request waits: its refusal comes sooner
+
+
+@contextlib.contextmanager
+def serving(sample_dir, cli_env, tmp_path, *options: str):
     """`trt-tui serve` of the samples, at most 3 tabs, 2 per client; its app processes by `tabs()`."""
     port = free_port()
     env = dict(cli_env, TRT_TUI_TOKEN=TOKEN, TRT_TUI_HISTORY=str(tmp_path / "history.sqlite3"))
     proc = subprocess.Popen([sys.executable, "-m", "trt_tui", "serve", str(sample_dir / "mnist.onnx"), "--port",
-                             str(port), "--max-tabs", "3", "--max-tabs-per-client", "2"],
+                             str(port), "--max-tabs", "3", "--max-tabs-per-client", "2", *options],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
 
     def listening() -> bool:
@@ -59,6 +63,20 @@ def server(sample_dir, cli_env, tmp_path):
             proc.wait(60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def server(sample_dir, cli_env, tmp_path):
+    """The server as served by default (a request waits 10 s for a slot)."""
+    with serving(sample_dir, cli_env, tmp_path) as served:
+        yield served
+
+
+@pytest.fixture
+def refusing_server(sample_dir, cli_env, tmp_path):
+    """The server with `--slot-wait 2`: a request no slot frees for is refused after 2 s."""
+    with serving(sample_dir, cli_env, tmp_path, "--slot-wait", str(SHORT_WAIT)) as served:
+        yield served
 
 
 def client(address: str):
@@ -109,19 +127,22 @@ async def refused(browser, port: int) -> tuple[int, int, str]:
     return tab_status, page_status, text
 
 
-def test_tabs_beyond_the_limits_get_a_page_and_no_app_process(server):
-    """Two tabs from one address, then its third: 429 with a page naming the per-client limit. One
-    from a second address fills the server: its next is 503, naming the limit in all. No refusal
-    starts an app process; a request without the token is still 403; closing a tab frees its slot."""
+def test_tabs_beyond_the_limits_get_a_page_and_no_app_process(refusing_server):
+    """Two tabs from one address, then its third: 429 with a page naming the per-client limit, after
+    waiting `--slot-wait` for a slot. One from a second address fills the server: its next is 503,
+    naming the limit in all. No refusal starts an app process; a request without the token is still
+    403; closing a tab frees its slot."""
     import aiohttp
 
-    port, tabs = server
+    port, tabs = refusing_server
 
     async def browse() -> None:
         async with client("127.0.0.1") as first, client("127.0.0.2") as second:
             mine = [await open_tab(first, port), await open_tab(first, port)]
+            t0 = time.monotonic()
             tab_status, page_status, page = await refused(first, port)
             assert (tab_status, page_status) == (429, 429)
+            assert time.monotonic() - t0 >= SHORT_WAIT  # it waited for a slot first
             assert "<title>trt-tui: Too many trt-tui tabs from this address</title>" in page
             assert "(127.0.0.1) has 2 tabs open here" in page and "--max-tabs-per-client 2" in page
             assert len(tabs()) == 2

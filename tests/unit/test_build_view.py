@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from support.events import tree_of
 from textual.app import App
-from trt_tui.ui.builds_title import batch_progress
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import (
@@ -23,6 +22,7 @@ from trt_tui.core.build.events import (
 )
 from trt_tui.core.build.phases import PhaseTree
 from trt_tui.ui.build_view import BuildView, build_title
+from trt_tui.ui.builds_title import batch_progress
 from trt_tui.ui.themes import load_themes
 from trt_tui.ui.widgets.columns import backend_label
 from trt_tui.ui.widgets.palette import PLAIN, ROLES, Palette, progress_text

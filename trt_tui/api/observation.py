@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
+from ..core.build import model_source
 from ..core.build.chained_monitor import chained, chained_monitor
 from ..core.build.driver import BuildSpec, Outcome
 from ..core.build.events import BuildResult, Finished, Queued, Severity, Stage, State
@@ -54,13 +55,16 @@ END_TIMEOUT = 30.0  # seconds the end waits for the last events to be delivered 
 
 @dataclass(frozen=True)
 class ApiSpec(BuildSpec):
-    """A build of the caller's: `model` is the name shown, `program` the script or notebook."""
+    """A build of the caller's: `model` is the ONNX file its network was parsed from, or the name
+    shown; `program` the script or notebook; `model_bytes` the size of a model parsed from memory."""
 
     program: str = ""
+    model_bytes: int | None = None
 
     def history_fields(self) -> dict:
         """The caller chose the options (trt-tui does not know them); the source names the script."""
-        return {"options": {}, "program": f"api: {self.program}"}
+        fields = {"options": {}, "program": f"api: {self.program}"}
+        return fields if self.model_bytes is None else {**fields, "model_bytes": self.model_bytes}
 
 
 def trt_module(config) -> ModuleType:
@@ -190,7 +194,9 @@ class Observation:
         self._result: tuple[bool, int | None] | None = None  # (an engine came back, its size)
         self._bound: AbstractContextManager[None] | None = None
         self.program = script_name()
-        self.name = name or self.program
+        # What the config's builder parsed its network from, seen since `import trt_tui` (else unknown)
+        self.source = model_source.source_for(config)
+        self.name = name or (self.source.name(self.program) if self.source is not None else self.program)
         self._monitor = chained_monitor(self._trt, self._own)
         self._monitor.observation = self
         self._collector = _Collector()
@@ -215,7 +221,8 @@ class Observation:
             self._scheduler.subscribe(self._show)
         if not reports(self._trt):  # else the hook in this process reports the build to trt-tui already
             self._scheduler.subscribe(Publisher(self._scheduler, self.program))  # to a running app
-        self.job = self._scheduler.submit(ApiSpec(Path(self.name), Path(""), program=self.program))
+        size = self.source.size if self.source is not None else None
+        self.job = self._scheduler.submit(ApiSpec(Path(self.name), Path(""), program=self.program, model_bytes=size))
         if not self._ready.wait(READY_TIMEOUT):
             self._session.close()
             raise RuntimeError("trt_tui.observe: the observation did not start")
@@ -409,7 +416,8 @@ def observe(config, *, display: Display = "auto", out: TextIO | None = None, nam
     display: "auto" (a widget in Jupyter, bars redrawn in place on a terminal, plain lines otherwise),
         or any output format by name: "tty", "lines" (or "plain"), "json" (one event per line, protocol
         version 1), "notebook", one an installed package adds; or "none".
-    out: where the lines go (default stderr). name: the build's name (default the script's).
+    out: where the lines go (default stderr). name: the build's name (default: the ONNX file the config's
+        builder parsed its network from, where `import trt_tui` came before the parse; else the script's).
     history: record it in `trt-tui history` (True), in the history file at this path, or not (False).
     verbose: TensorRT's verbose log too. vitals: sample this process (working/stalled, peak memory).
     """

@@ -11,7 +11,8 @@ Patched once the program imports `tensorrt` or `tensorrt_rtx` (see `site/sitecus
   property gives back the program's own monitor.
 - `Builder.build_serialized_network` (and `_to_stream`) is one build: announced to trt-tui, followed
   through the tee's `MonitorState` (the monitor of trt-tui's own builds), and reported with its result.
-- `OnnxParser.parse_from_file` records the file, which names the builds of that parser's network.
+- `OnnxParser`'s parses are followed (`core.build.model_source`): a build is named by the file its
+  network was parsed from, or said to come from memory.
 
 Nothing here may break the program: every piece of trt-tui's own work is guarded; exceptions of the
 program's own monitor and logger pass through to TensorRT exactly as they would have.
@@ -25,9 +26,9 @@ import sys
 import threading
 import time
 import weakref
-from pathlib import Path
 from types import ModuleType
 
+from ..core.build import model_source
 from ..core.build.chained_monitor import monitor_class
 from ..core.build.events import BuildResult, Finished, Severity, Stage, State
 from ..core.build.monitor import LogRouter, MonitorState, routing_logger
@@ -78,15 +79,13 @@ class _Patches:
         self.lock = threading.Lock()
         # TensorRT objects, weakly: a program's objects die when it lets go of them.
         self.tees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # config -> tee monitor
-        self.parser_network: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.network_file: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.logger = self._make_logger()
         self.monitor_class = self._make_monitor_class()
         self.config_property = trt.IBuilderConfig.__dict__["progress_monitor"]
         self._patch_loggers()
         self._patch_builder()
         self._patch_config()
-        self._patch_parser()
+        model_source.track(trt)
 
     # -- logger ------------------------------------------------------------------------------------
 
@@ -200,9 +199,9 @@ class _Patches:
             if channel is None:
                 return None
             tee = self._tee(config)
-            name = self.network_file.get(network)
+            source = model_source.source_of(network)
             t0 = time.monotonic()
-            started = channel.start_build(name, self.backend, getattr(self.trt, "__version__", None), t0)
+            started = channel.start_build(source, self.backend, getattr(self.trt, "__version__", None), t0)
             if started is None:
                 return None
             local, sink, token = started
@@ -253,33 +252,3 @@ class _Patches:
             return BuildResult(State.FAILED, error=f"{type(exc).__name__}: {exc}")
         reason = state.last_error or "TensorRT returned no engine"
         return BuildResult(State.FAILED, error=f"build failed: {reason}")
-
-    # -- parser ------------------------------------------------------------------------------------
-
-    def _patch_parser(self) -> None:
-        parser_cls = getattr(self.trt, "OnnxParser", None)
-        if parser_cls is None:
-            return
-        init = parser_cls.__init__  # already the logger-adopting one
-        parse_from_file = parser_cls.parse_from_file
-
-        def __init__(parser, network, *args, **kwargs):
-            init(parser, network, *args, **kwargs)
-            try:
-                self.parser_network[parser] = weakref.ref(network)
-            except Exception:
-                pass
-
-        @functools.wraps(parse_from_file)
-        def parse_file(parser, path, *args, **kwargs):
-            try:
-                ref = self.parser_network.get(parser)
-                network = ref() if ref is not None else None
-                if network is not None:
-                    self.network_file[network] = str(Path(path).absolute())  # the app matches it to its models
-            except Exception:
-                pass
-            return parse_from_file(parser, path, *args, **kwargs)
-
-        parser_cls.__init__ = __init__
-        parser_cls.parse_from_file = parse_file

@@ -2,7 +2,7 @@
 executor run relays that build's events from the report socket until its final state.
 
 The program itself is job #1 (`ProgramSpec`); each build is one more (`ObservedSpec`). A connection
-sends `("hello", pid)`, then for each build `("build", local, name, backend, t0, version)` and its
+sends `("hello", pid)`, then for each build `("build", local, name, backend, t0, version[, memory])` and its
 events in batches (a program that is not Python, through `trt_tui/monitor.h`: `("json", [LINE, ...])`,
 the events as the protocol's JSON lines); trt-tui sends back only `("cancel", local)` (see `reporter`).
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core.build import protocol
 from ..core.build.driver import BuildOptions, BuildSpec, Outcome
 from ..core.build.events import Finished, State
+from ..core.build.model_source import ModelSource
 from ..core.build.wire import event_from_dict
 from ..core.execution.transport import POLL_INTERVAL, RunningBuild
 from ..core.observe.vitals import VitalsConfig, watch_build
@@ -41,23 +42,35 @@ class ProgramSpec(BuildSpec):
 
 @dataclass(frozen=True)
 class ObservedSpec(BuildSpec):
-    """A build of the program's: `model` is the ONNX file it parsed or "PROGRAM #N"; `pid` the
-    process that builds it (the program's or a worker's); `t0` its start on the monotonic clock of
-    that process, which on Linux is this process's clock too (its events' times count from it)."""
+    """A build of the program's: `model` is the ONNX file it parsed, or "PROGRAM #N" (saying "from
+    memory" for bytes it parsed, whose size is `model_bytes`); `pid` the process that builds it (the
+    program's or a worker's); `t0` its start on the monotonic clock of that process, which on Linux is
+    this process's clock too (its events' times count from it)."""
 
     pid: int = 0
     local: int = 0
     program: str = ""  # the program's name, as `program_name` gives it
     t0: float = 0.0
+    model_bytes: int | None = None  # the size of the bytes it parsed from memory
 
     def history_fields(self) -> dict | None:
         """What its history row says in place of a build of trt-tui's own: the program chose the
         options, which trt-tui does not know (nor is its engine in trt-tui's cache: no fingerprint),
         and which program built it."""
-        return {"options": {}, "program": self.program}
+        fields = {"options": {}, "program": self.program}
+        return fields if self.model_bytes is None else {**fields, "model_bytes": self.model_bytes}
 
     def clock_origin(self) -> float:
         return self.t0
+
+
+def _source(name: object, memory: object) -> ModelSource | None:
+    """What a build's announcement says its network was parsed from: the file `name` (as the program
+    named it), or bytes in memory (`memory`: their size and SHA-256); None where it says neither."""
+    if isinstance(memory, tuple) and len(memory) == 2:
+        size, digest = memory
+        return ModelSource(size=size if isinstance(size, int) else None, sha256=digest if isinstance(digest, str) else None)
+    return ModelSource(path=name) if isinstance(name, str) and name else None
 
 
 def _json_events(lines: object) -> list:
@@ -157,9 +170,10 @@ class BuildRelays:
                         if relay is not None:
                             relay.queue.put(events)
                 elif kind == "build":
-                    _, local, onnx, backend, t0, version = message
+                    _, local, onnx, backend, t0, version = message[:6]
                     mine.append((pid, local))
-                    self._announce(conn, send_lock, pid, local, onnx, backend, version, t0)
+                    source = _source(onnx, message[6] if len(message) > 6 else None)
+                    self._announce(conn, send_lock, pid, local, source, backend, version, t0)
                 elif kind == "hello":
                     pid = message[1]
         except Exception:  # end of file: the process exited (or died)
@@ -171,7 +185,7 @@ class BuildRelays:
                 relay.queue.put(GONE)
             conn.close()
 
-    def _announce(self, conn, send_lock, pid: int, local: int, onnx: str | None, backend: str,
+    def _announce(self, conn, send_lock, pid: int, local: int, source: ModelSource | None, backend: str,
                   version: str | None, t0: float) -> None:
         relay = _Relay(conn, send_lock, local, t0, version)
         with self._lock:
@@ -179,9 +193,10 @@ class BuildRelays:
             number = self.seen
             self._relays[(pid, local)] = relay
         stopping = self.stopped_by_us() is not None
-        name = onnx or f"{self.program} #{number}"
+        fallback = f"{self.program} #{number}"
+        name = source.name(fallback) if source is not None else fallback
         spec = ObservedSpec(Path(name), Path(""), BuildOptions(backend=backend), pid=pid, local=local,
-                            program=self.program, t0=t0)
+                            program=self.program, t0=t0, model_bytes=source.size if source is not None else None)
         try:
             if self.announced is not None:
                 self.announced(t0)

@@ -1,7 +1,9 @@
 """Inside the observed program: the one connection of this process to trt-tui.
 
 It connects on the first build of the process (a process that never builds never connects), sends
-`("hello", pid)`, then `("build", local_id, name, backend, t0, backend_version)` as each build starts and its events in
+`("hello", pid)`, then `("build", local_id, name, backend, t0, backend_version, memory)` as each build starts
+(`name`: the ONNX file its network was parsed from, or None; `memory`: `(size, sha256)` of the bytes it
+was parsed from in memory, or None; a program that is not Python sends the first six) and its events in
 batches, `("events", [...])`, through the one `BatchSender` the process executor's child uses too
 (each build has its own `EventBuffer`, since phase ids are per build). A build's last events are
 sent before the program gets its result back, so a program that exits right after still reported
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Client, Connection
 
 from ..core.build.buffer import EventBuffer
+from ..core.build.model_source import ModelSource
 from ..core.execution.batch_sender import BATCH_INTERVAL, BatchSender
 from . import ENV_ADDRESS, ENV_KEY
 
@@ -57,16 +60,22 @@ class Reporter:
         self.sender.start()
         return True
 
-    def start_build(self, name: str | None, backend: str, version: str | None, t0: float, token=None):
+    def start_build(self, source: ModelSource | str | None, backend: str, version: str | None, t0: float,
+                    token=None):
         """Announce a build; returns (local id, sink, cancel flag), or None when nobody listens.
-        `token`: the cancel flag to set (anything with `set()`), else a new `threading.Event`."""
+        `source`: what its network was parsed from, or its name as it is. `token`: the cancel flag to
+        set (anything with `set()`), else a new `threading.Event`."""
+        if isinstance(source, ModelSource):
+            name, memory = source.path, (source.size, source.sha256) if source.path is None else None
+        else:
+            name, memory = source, None
         with self.lock:
             if not self._connect():
                 return None
             local = next(self.ids)
             buffer = self.buffers[local] = EventBuffer()
             token = self.tokens[local] = token or threading.Event()
-            if not self._send(("build", local, name, backend, t0, version)):
+            if not self._send(("build", local, name, backend, t0, version, memory)):
                 return None
         wake = self.wake
 

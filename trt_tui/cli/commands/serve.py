@@ -10,13 +10,14 @@ from pathlib import Path
 
 from ..errors import EXIT_USAGE, UsageError
 from ..options import add_build_options
-from ..types import int_in
+from ..types import int_in, seconds
 
 HELP = "serve the app to web browsers; the builds belong to this process"
 # Each tab is an app process of its own (~50 MB): at most this many at once, in all and per client
 # address (serve/tab_limits.py).
 DEFAULT_TABS = 8
 DEFAULT_TABS_PER_CLIENT = 4
+DEFAULT_SLOT_WAIT = 10.0  # seconds (serve.tab_limits.SLOT_WAIT): more than a closed tab's app takes to end
 
 
 def options(v: argparse.ArgumentParser) -> None:
@@ -31,6 +32,9 @@ def options(v: argparse.ArgumentParser) -> None:
                    help=f"browser tabs open at once, each an app process (default {DEFAULT_TABS})")
     v.add_argument("--max-tabs-per-client", type=int_in(1, 1000), default=DEFAULT_TABS_PER_CLIENT, metavar="N",
                    help=f"tabs open at once from one client address (default {DEFAULT_TABS_PER_CLIENT})")
+    v.add_argument("--slot-wait", type=seconds, default=DEFAULT_SLOT_WAIT, metavar="SECONDS",
+                   help="how long a tab beyond those limits waits for a slot to free before it is refused"
+                   f" (default {DEFAULT_SLOT_WAIT:g}: a reloaded tab's old app is still ending)")
     add_build_options(v)
 
 
@@ -67,6 +71,6 @@ def run(args) -> int:
     paths = [str(Path(p).resolve()) for p in args.paths if Path(p).exists()]
     try:
         return serve.serve(session_settings(args).open(), options, paths, args.host, args.port, token,
-                           tab_command(args, paths), serve.TabLimits(args.max_tabs, args.max_tabs_per_client))
+                           tab_command(args, paths), serve.TabLimits(args.max_tabs, args.max_tabs_per_client, args.slot_wait))
     except OSError as exc:
         raise UsageError(f"{args.host}:{args.port}: cannot listen: {exc.strerror or exc}") from None

@@ -36,6 +36,7 @@ from pathlib import Path
 from ...version import __version__
 from ..build import sidecar
 from ..build.driver import default_output
+from ..build.model_source import parsed_from_memory
 from ..files import atomic
 from .model_files import ModelFile, model_file
 from .output_paths import OutputRefused
@@ -292,19 +293,43 @@ def _trace_part(members: _Members, trace: Path | None) -> None:
                  "the Perfetto/Chrome trace-event file trt-tui wrote (--trace)")
 
 
+def _built_where(program: str) -> str:
+    """Where a build observed in another program was made ("inside train.py", "by notebook through
+    trt_tui.observe")."""
+    if program.startswith(API_PROGRAM):
+        return f"by {program[len(API_PROGRAM):]} through trt_tui.observe"
+    return f"inside {program}"
+
+
+def _names_no_file(record: BuildRecord) -> bool:
+    """Whether the record of a build observed in another program names no ONNX file: bytes parsed from
+    memory, the program's own name where trt-tui saw no file parsed ("train.py #2", "notebook"), or a
+    name given to `trt_tui.observe` that is no file. (A file gone since is still named: the model part
+    says it is gone.)"""
+    name, observed = Path(record.model).name, record.program or ""
+    program = observed.removeprefix(API_PROGRAM)
+    if parsed_from_memory(record.model) or name == program or name.startswith(program + " #"):
+        return True
+    return observed.startswith(API_PROGRAM) and not Path(record.model).is_file()
+
+
+def _no_file(model: str) -> str:
+    """Why such a build has no model file to rebuild from."""
+    if parsed_from_memory(model):
+        return "which parsed its ONNX model from memory (no file)"
+    return f"whose network trt-tui saw parsed from no ONNX file (it is named {Path(model).name})"
+
+
 def assemble(given: BundleInput, home: str | None = None) -> _Members:
     record = given.record
     members = _Members(str(Path.home()) if home is None else home)
     argv = rebuild_command(record, given.output)
     command = " ".join([*argv[:2], members.shell_path(argv[2]), *map(shlex.quote, argv[3:])])
-    if record.program and record.program.startswith(API_PROGRAM) and not Path(record.model).is_file():
-        # `trt_tui.observe` sees the builder config, not the ONNX file the caller parsed: its record's
-        # "model" is the script's or notebook's name, which no command could build
-        command = (f"# built by {record.program[len(API_PROGRAM):]} through trt_tui.observe, which does not see the"
-                   " ONNX file it parsed: no trt-tui command rebuilds it")
+    if record.program and _names_no_file(record):
+        command = f"# built {_built_where(record.program)}, {_no_file(record.model)}: no trt-tui command rebuilds it"
     elif record.program:  # observed in another program: its options are that program's, unknown here
-        command = (f"# built inside {record.program}, whose build options trt-tui does not know; this builds"
-                   f" the same model with trt-tui's defaults\n{command}")
+        command = (f"# built {_built_where(record.program)}, whose build options trt-tui does not know; this"
+                   f" builds the same model with trt-tui's defaults\n{command}")
     members.text("command.txt", command + "\n", "the command that rebuilds the engine the same way (--force: the engine"
                  " built then is current)")
     members.json("build.json", {
