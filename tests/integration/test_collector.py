@@ -157,8 +157,8 @@ async def test_c_on_another_programs_build_shows_it_cancelling_and_offers_no_for
             await wait_until(pilot, lambda: app.collector is not None and app.collector.listening, "the app to listen")
             proc = start(API_PROGRAM, mnist, tmp_path / "a.engine", "--slow-steps", "0.15", env=env,
                          name="train_a.py", tmp_path=tmp_path)
-            await wait_until(pilot, lambda: view_named(app, "train_a.py") is not None, "the build listed")
-            view = view_named(app, "train_a.py")
+            await wait_until(pilot, lambda: view_named(app, "train_a.py: mnist.onnx") is not None, "the build listed")
+            view = view_named(app, "train_a.py: mnist.onnx")
             await wait_until(pilot, lambda: view.state is State.BUILDING and view.tree.phases, "its phases")
             app.builds.focus()
             app.builds.move_to(view.id)
@@ -170,7 +170,7 @@ async def test_c_on_another_programs_build_shows_it_cancelling_and_offers_no_for
                 assert str(app.builds.get_cell(view.id, "State")) == "cancelling"
                 assert " cancelling · " in app.phase_view.title.plain, app.phase_view.title.plain
             said = [n.message for n in app._notifications]
-            assert said[0] == f"Cancelling #{view.id} train_a.py: asked of its program", said  # then its end, maybe
+            assert said[0] == f"Cancelling #{view.id} train_a.py: mnist.onnx: asked of its program", said  # then its end, maybe
             assert not any("again to force" in line for line in said), said
             if not view.state.final:
                 app.clear_notifications()
