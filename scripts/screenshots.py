@@ -122,7 +122,7 @@ async def shoot_collected(models: Path, out: Path) -> None:
         procs.append(subprocess.Popen([sys.executable, str(models / "train.py"), str(models / "densenet.onnx"),
                                        str(models / "d.engine")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         await until(pilot, lambda: len(app.views) == 2, 60)
-        densenet = next(v for v in app.views.values() if v.name == "train.py")
+        densenet = next(v for v in app.views.values() if v.name.startswith("train.py"))
         app.main_screen.select_build(densenet.id)
         app.builds.move_to(densenet.id)
         await until(pilot, lambda: "Determining refit engines" in "\n".join(app.phase_view.labels()), 120)
