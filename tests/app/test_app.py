@@ -290,10 +290,11 @@ async def test_build_all_rebuild_cancel_all_and_help_keys(models):
         await pilot.press("C")
         await pilot_wait(pilot, lambda: all(v.state.final for v in app.views.values()), 10)
         assert {v.state for v in app.views.values()} == {State.CANCELLED}
+        assert app.selected == app.state.batch[0]  # the batch's first build keeps the selection
         app.builds.focus()  # `r` acts on the focused pane's row: the selected build's, not the highlighted model
         await pilot.press("r")
         await pilot_wait(pilot, lambda: len(app.views) == 4, 5)
-        assert app.views[4].model == app.views[3].model
+        assert app.views[4].model == app.views[app.state.batch[0]].model
         await pilot.press("question_mark")
         await pilot_wait(pilot, lambda: isinstance(app.screen, HelpScreen), 2)
         await pilot.press("question_mark")

@@ -65,7 +65,7 @@ async def test_at_80x24_the_selected_build_is_in_view_and_toasts_leave_the_log_a
         os.link(models_src / "mnist.onnx", tmp_path / f"m{i}.onnx")
     app = held_replay_app(tmp_path)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await pilot.press("a")  # seven builds: the last one asked for is selected
+        await pilot.press("a")  # seven builds: the first to build keeps the selection, in view
         await pilot_wait(pilot, lambda: len(app.views) == 7, 10)
         await pilot.pause(1.2)
         builds, left = app.builds.region, app.screen.query_one("#left").region
@@ -74,7 +74,10 @@ async def test_at_80x24_the_selected_build_is_in_view_and_toasts_leave_the_log_a
         shown_rows = builds.height - 1  # under its header
         first = app.builds.scroll_offset.y
         assert first <= app.builds.cursor_row < first + shown_rows, "the selected build is out of the list's view"
-        assert any(line.split()[1:2] == ["m6.onnx"] for line in drawn(app.builds)), drawn(app.builds)
+        first_built = app.state.batch[0]
+        assert app.selected == first_built, (app.selected, app.state.batch)
+        name = app.views[first_built].name
+        assert any(line.split()[1:2] == [name] for line in drawn(app.builds)), (name, drawn(app.builds))
         for toast in app.screen.query("Toast"):
             toast.remove()
         await pilot.press("n")  # a toast

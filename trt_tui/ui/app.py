@@ -234,8 +234,8 @@ class TrtTuiApp(App[int]):
     def _build_events(self, message: BuildEvents) -> None:
         self.main_screen.feed.take(message)
 
-    def submit(self, model: str, force: bool = False, replace: bool = False) -> int | None:
-        """Build `model`: its build's id, or None where it was not submitted (the app said why)."""
+    def submit(self, model: str, force: bool = False, replace: bool = False, select: bool = True) -> int | None:
+        """Build `model`: its id, or None where it was not submitted (the app said why); `select`: it is shown."""
         path = Path(model)
         feed = self.main_screen.feed
         spec: BuildSpec = dataclasses.replace(feed.spec_for(path), force=force, replace=replace)
@@ -243,8 +243,9 @@ class TrtTuiApp(App[int]):
             return None
         self.rebuilder.track(path.resolve(), job)
         feed.add_view(job.id, model, spec.summary())
-        self.state.user_placed = True
-        feed.place_new(job.id, asked=True)
+        if select:
+            self.state.user_placed = True
+            feed.place_new(job.id, asked=True)
         return job.id
 
     @guarded

@@ -40,11 +40,17 @@ class ModelList(PickerTable):
 
     def build_all(self) -> None:
         """Every model the filter shows, as one batch whose progress the builds list's title shows; the
-        longest build starts first (`queue_order`)."""
+        longest build starts first (`queue_order`) and keeps the selection, so that the running build is
+        the one shown and in view (the queued ones below it), not the batch's last."""
         from ..core.execution.queue_order import longest_first_by_history
 
         paths = longest_first_by_history(self.visible_paths(), self.services.session.history)
-        self.services.state.batch = [job for job in map(self.services.builder.submit, paths) if job is not None]
+        submit, batch = self.services.builder.submit, list[int]()
+        for path in paths:
+            job = submit(path, select=not batch)
+            if job is not None:
+                batch.append(job)
+        self.services.state.batch = batch
 
     def show_history(self, model: str | None = None) -> None:
         """The past builds of `model` (the highlighted one unless given), with its duration trend."""

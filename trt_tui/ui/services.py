@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 class Builder(Protocol):
     """Starts a build of a model and lists it (the app: `TrtTuiApp.submit`)."""
 
-    def submit(self, model: str, force: bool = False, replace: bool = False) -> int | None:
-        """Build `model`: its build's id, or None where it was not submitted (the app said why)."""
+    def submit(self, model: str, force: bool = False, replace: bool = False, select: bool = True) -> int | None:
+        """Build `model`: its build's id, or None where it was not submitted (the app said why);
+        `select`: its row takes the selection."""
 
 
 @dataclass
