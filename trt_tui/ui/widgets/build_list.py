@@ -28,7 +28,7 @@ from textual.strip import Strip
 
 from ...core.build.events import State
 from .columns import BUILD_COLUMNS, GAP, BuildColumn, BuildRow, fit_columns, line_width
-from .filter_prompt import prompt_of
+from .filter_prompt import KeepsFilter
 from .palette import PLAIN, Palette, same_text
 from .rows import CachedRows
 
@@ -44,7 +44,7 @@ class _Row:
         return self.build.id
 
 
-class BuildList(CachedRows, can_focus=True):
+class BuildList(KeepsFilter, CachedRows, can_focus=True):
     """One row per build, keyed by the job id, under a header. Coloured cells are kept as data and
     drawn with the theme's palette, so a theme change recolours every row (`recolor`). Moving the
     cursor posts `BuildList.Highlighted`."""
@@ -215,21 +215,8 @@ class BuildList(CachedRows, can_focus=True):
         self._reorder()
         self.notify("Skipped builds hidden" if self.hide_skipped else "Skipped builds shown")
 
-    def set_filter(self, text: str) -> None:
-        if text != self.filter_text:
-            self.filter_text = text
-            self._reorder()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action != "clear_filter" or bool(self.filter_text)  # Esc passes on where there is none
-
-    def action_clear_filter(self) -> None:
-        """Esc: the filter kept with Enter goes, and its prompt with it."""
-        prompt = prompt_of(self, self)
-        if prompt is not None:
-            prompt.clear()
-        else:
-            self.set_filter("")
+    def _refilter(self) -> None:
+        self._reorder()
 
     def action_clear_finished(self) -> None:
         """Every finished build's row goes."""

@@ -11,7 +11,7 @@ and hides the prompt; Esc in the list clears a kept filter too (`Filterable`'s o
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,6 +30,34 @@ class Filterable(Protocol):
     def set_filter(self, text: str) -> None: ...
 
     def focus(self, scroll_visible: bool = True) -> Widget: ...
+
+
+class KeepsFilter:
+    """What a list a prompt filters does with its filter (`Filterable`): follow it (`_refilter`, the
+    list's own), and clear a kept one on Esc (bind Esc to `clear_filter`), which passes Esc on where
+    there is none. The models' and the builds' lists both are one."""
+
+    filter_text: str = ""
+
+    def _refilter(self) -> None:
+        """Show the rows the filter lets through."""
+        raise NotImplementedError
+
+    def set_filter(self, text: str) -> None:
+        if text != self.filter_text:
+            self.filter_text = text
+            self._refilter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "clear_filter" or bool(self.filter_text)  # Esc passes on where there is none
+
+    def action_clear_filter(self) -> None:
+        """Esc: the filter kept with Enter goes, and its prompt with it."""
+        prompt = prompt_of(cast(DOMNode, self), self)
+        if prompt is not None:
+            prompt.clear()
+        else:
+            self.set_filter("")
 
 
 class FilterInput(Input):

@@ -20,7 +20,7 @@ from ...core.build.events import State
 from ...core.files.units import compact_bytes
 from ...core.history.records import History, HistoryError
 from ...core.model.modelinfo import ModelInfo, ModelInfoError, read_model_info
-from .filter_prompt import prompt_of
+from .filter_prompt import KeepsFilter
 from .guard import FailureSink
 from .messages import LastBuildRead, ModelInfoRead, SampleWritten
 from .outside_text import shown
@@ -72,7 +72,7 @@ class ModelEntry(TypedDict):
     state: State | None
 
 
-class ModelPicker(DataTable):
+class ModelPicker(KeepsFilter, DataTable):
     """Rows keyed by the model's path. `filter_text` hides rows whose shown name (the path under the
     directory it was found in) does not contain it: every model lives under that directory, so
     matching the whole path would let a filter such as `tmp` keep them all."""
@@ -136,21 +136,8 @@ class ModelPicker(DataTable):
         path = self.highlighted_path()
         return self.models.get(path) if path is not None else None
 
-    def set_filter(self, text: str) -> None:
-        if text != self.filter_text:
-            self.filter_text = text
-            self._render_rows()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action != "clear_filter" or bool(self.filter_text)  # Esc passes on where there is none
-
-    def action_clear_filter(self) -> None:
-        """Esc: the filter kept with Enter goes, and its prompt with it."""
-        prompt = prompt_of(self, self)
-        if prompt is not None:
-            prompt.clear()
-        else:
-            self.set_filter("")
+    def _refilter(self) -> None:
+        self._render_rows()
 
     def _visible(self) -> list[str]:
         needle = self.filter_text.lower()
