@@ -24,6 +24,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..core.files.cache_dirs import user_cache_subdir
+
 ENV_INCLUDE = "TRT_TUI_TENSORRT_INCLUDE"
 ENV_CUDA_INCLUDE = "TRT_TUI_CUDA_INCLUDE"
 ROOT = Path(__file__).resolve().parent
@@ -99,12 +101,10 @@ def headers_version(include: Path) -> str:
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("TRT_TUI_CACHE")
-    if explicit:
-        return Path(explicit) / "cpp"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("trt-tui")) / "cpp"
+    folder = user_cache_subdir("cpp")
+    if folder is None:  # platformdirs is one of trt-tui's dependencies: only a broken install lacks it
+        raise ModuleNotFoundError("No module named 'platformdirs'", name="platformdirs")
+    return folder
 
 
 def compile_command(source: Path, output: Path, extra: tuple[str, ...] = ()) -> list[str]:

@@ -18,24 +18,17 @@ one that cannot be written is not written. Nothing here raises.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..files import atomic
+from ..files.cache_dirs import user_cache_subdir
 from ..model.modelinfo import ModelDigests, ModelInfo, TensorInfo
 
 VERSION = 1
 
 
 def store_dir() -> Path | None:
-    explicit = os.environ.get("TRT_TUI_CACHE")
-    if explicit:
-        return Path(explicit) / "model-digests"
-    try:
-        import platformdirs
-    except ImportError:
-        return None
-    return Path(platformdirs.user_cache_dir("trt-tui")) / "model-digests"
+    return user_cache_subdir("model-digests")
 
 
 def _path(file_hash: str) -> Path | None:

@@ -13,6 +13,8 @@ import re
 import time
 from pathlib import Path
 
+from ..files.cache_dirs import user_cache_subdir
+
 __all__ = ["engines_dir", "kept", "prune"]
 
 NAME = re.compile(r"^[0-9a-f]{64}\.engine$")
@@ -21,14 +23,7 @@ STALE = 3600.0  # seconds after which such a temporary is a leftover
 
 
 def engines_dir() -> Path | None:
-    explicit = os.environ.get("TRT_TUI_CACHE")
-    if explicit:
-        return Path(explicit) / "engines"
-    try:
-        import platformdirs
-    except ImportError:
-        return None
-    return Path(platformdirs.user_cache_dir("trt-tui")) / "engines"
+    return user_cache_subdir("engines")
 
 
 def kept(key_hex: str) -> Path | None:

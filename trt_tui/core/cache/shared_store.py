@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..build.sidecar import CHUNK
+from ..build.sidecar import file_sha256
 from . import local_engines, store_prune
 from .store_prune import Plan
 
@@ -78,14 +78,6 @@ class Fetched:
     fetch_seconds: float
     source: str  # where it came from: the store's URL, or "local" (`local_engines`)
     kept: bool = False  # `path` is the local side's copy (`local_engines`), else a temporary to remove
-
-
-def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class _TimedOut(Exception):
@@ -214,7 +206,7 @@ class SharedStore:
                 self.say(f"cache {self.redacted}: {key_hex[:12]}: unreadable record; building")
                 return None
             size = local.stat().st_size
-            if size != record.get("engine_bytes") or _sha256_of(local) != record["engine_sha256"]:
+            if size != record.get("engine_bytes") or file_sha256(local) != record["engine_sha256"]:
                 self._corrupt.add(key_hex)
                 self.say(f"cache {self.redacted}: {key_hex[:12]}: engine does not match its record"
                           f" ({size} bytes, SHA-256 checked): corrupt or partial, not used; building")
@@ -241,7 +233,7 @@ class SharedStore:
         started = time.monotonic()
         try:
             record = json.loads(path.with_suffix(".json").read_text())
-            if path.stat().st_size != record["engine_bytes"] or _sha256_of(path) != record["engine_sha256"]:
+            if path.stat().st_size != record["engine_bytes"] or file_sha256(path) != record["engine_sha256"]:
                 return None
             os.utime(path)  # used now: the last out when the local side is pruned
         except (OSError, ValueError, KeyError, TypeError):
@@ -268,7 +260,7 @@ class SharedStore:
             target = self._path(key_hex)
             if not overwrite and key_hex not in self._corrupt and fs.exists(target + ".json"):
                 return None  # stored already (by this machine or another): the same bytes
-            if _sha256_of(engine) != record.get("engine_sha256"):
+            if file_sha256(engine) != record.get("engine_sha256"):
                 return None  # another build's engine took its place since: not what the record names
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             temporary = f"{target}.{uuid.uuid4().hex}.tmp"
