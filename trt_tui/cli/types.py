@@ -135,7 +135,7 @@ def profile_shapes(shapes: str | None, min_shapes: str | None, opt_shapes: str |
 def gpu_list(text: str) -> tuple[str, ...]:
     """An argparse type: distinct GPU indices, each of a GPU that exists where NVML can tell. Asked
     only when the option is given (NVML is then started in this process, so its build processes
-    are spawned, not forked: `pool.may_fork`)."""
+    are spawned, not forked: `build_process.may_fork`)."""
     from ..core.execution.gpu_slots import GpuListError, nvml_gpu_count, parse_gpus
 
     try:

@@ -58,7 +58,7 @@ class OwnBuilds(AppSession):
     @classmethod
     def open(cls, settings: SessionSettings, executor: Executor | None = None) -> OwnBuilds:
         """The session, its executor's spare build processes started now (unless `executor` is given),
-        before the scheduler's and Textual's threads: here they can still be forked (`pool.may_fork`),
+        before the scheduler's and Textual's threads: here they can still be forked (`build_process.may_fork`),
         which costs this process a few milliseconds and each child only its TensorRT import, so they
         are ready about when the first frame is. The heap they reserve is offered once that frame is
         up (`start`): on two cores it would compete with it."""

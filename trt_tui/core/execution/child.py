@@ -52,7 +52,7 @@ def serve(events, control, reserve: int = 0, held: bool = False) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     malloc.tune_for_builds()  # before TensorRT's threads first allocate (the arena limit)
     if not held:
-        _preload()
+        preload()
     base = malloc.heap_size()
     reserver = _Reserver()
     reserver.want(reserve)
@@ -80,7 +80,7 @@ def serve(events, control, reserve: int = 0, held: bool = False) -> None:
 
 
 def serve_forked(events, control, reserve: int, inherited: list[int], held: bool = False) -> None:
-    """`serve`, in a child forked from the parent (`pool.may_fork`) rather than spawned. A fork
+    """`serve`, in a child forked from the parent (`build_process.may_fork`) rather than spawned. A fork
     inherits every file descriptor the parent had open, a spawned child only the standard streams and
     its pipe ends: `inherited` lists what the parent had open as it forked, and all of it but those
     goes (what multiprocessing opened for the child after that stays). Among them are the parent's
@@ -146,11 +146,11 @@ class _Reserver:
 
 def _preload_held(base: int, reserver: _Reserver) -> int:
     """A held spare's imports; the heap's base, to which they belong (not to the reserve's faults)."""
-    _preload()
+    preload()
     return base if reserver.started else malloc.heap_size()
 
 
-def _preload() -> None:
+def preload() -> None:
     """Import the TensorRT module the default backend picks, so the job's build starts at once.
     Only imported, not used: the build itself creates the Builder. A failure here is the build's to
     report, with its own message."""

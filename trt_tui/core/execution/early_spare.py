@@ -3,7 +3,7 @@
 A one-model `trt-tui build` builds in a child process (the default executor). A child that starts
 only once the CLI is imported and the command line, the config file, the models and the outputs are
 checked imports TensorRT after all of that, on the path the build waits on. `start` (called by
-`trt_tui.entry` before the CLI's imports) forks it first, where a fork is safe (`pool.may_fork`): its
+`trt_tui.entry` before the CLI's imports) forks it first, where a fork is safe (`build_process.may_fork`): its
 TensorRT import runs beside the CLI's work, on another core. The process executor takes it as its
 first spare (`take`, `WarmPool.prewarm`); one nobody takes (a thread executor named in the config
 file, a usage error) is stopped (`discard`). A spare holds no job, so stopping it loses nothing.
@@ -11,13 +11,13 @@ file, a usage error) is stopped (`discard`). A spare holds no job, so stopping i
 
 from __future__ import annotations
 
-from .pool import Spare, may_fork, start_process
+from .build_process import Spare, may_fork, start_process
 
 _early: Spare | None = None
 
 
 def start() -> None:
-    """Fork one build process now (`pool.start_process`); never raises: without it, the executor
+    """Fork one build process now (`build_process.start_process`); never raises: without it, the executor
     starts its spares as it always does."""
     global _early
     if _early is not None or not may_fork():

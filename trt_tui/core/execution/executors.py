@@ -20,11 +20,12 @@ from ..build.memory_limit import Confinement, MemoryLimit, killed_by_limit, oom_
 from ..files.atomic import remove_stale_temps
 from ..observe.vitals import DEFAULT_VITALS, VitalsConfig, watch_build
 from . import malloc, own_memory
+from .build_process import reap
 from .executor import DEFAULT_CANCEL_GRACE, Executor, ExecutorSettings
 from .executor_registry import DEFAULT_EXECUTOR, make_executor
 from .follower import Follower
 from .follower import finish as _finish
-from .pool import MAX_SPARES, RESERVE_CAP, WarmPool, reap
+from .pool import MAX_SPARES, RESERVE_CAP, WarmPool
 from .transport import Ended, RunningBuild, TransportExecutor
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class ProcessExecutor(TransportExecutor):
     TensorRT is doing; and a crash inside TensorRT (a segfault, an abort, the out-of-memory killer)
     fails that one build. The price is a process per build, paid ahead: a warm spare that has
     imported TensorRT waits for each build (`pool`), unless `warm` is False. It is spawned, a fresh
-    interpreter, except where forking is safe (one thread, no TensorRT or CUDA loaded: `pool.may_fork`).
+    interpreter, except where forking is safe (one thread, no TensorRT or CUDA loaded: `build_process.may_fork`).
     """
 
     name = "process"

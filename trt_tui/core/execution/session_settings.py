@@ -41,7 +41,7 @@ class SessionSettings:
         """The executor, its spare build processes started now: their imports (TensorRT's) then
         overlap this process's own start (checks of the options and models, the app's first frame)
         instead of following it. Started before any other thread exists, the spares can still be
-        forked (`pool.may_fork`). `builds`, if known, is how many will come (no spare past the last)."""
+        forked (`build_process.may_fork`). `builds`, if known, is how many will come (no spare past the last)."""
         from . import early_spare
 
         executor = self.make_executor()
