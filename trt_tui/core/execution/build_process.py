@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import child
-from .zygote import Zygote, ZygoteGone
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+
+    from .zygote import Zygote
 
 
 class BuildProcess(Protocol):
@@ -94,6 +95,8 @@ def start_process(context, reserve: int = 0, held: bool = False, zygote: Zygote 
     reserve = reserve if not held else 0
     forked = context.get_start_method() == "spawn" and may_fork()
     if not forked and zygote is not None and zygote.alive():
+        from .zygote import ZygoteGone
+
         try:
             return _from_zygote(context, zygote, reserve, held)
         except ZygoteGone:
@@ -149,6 +152,8 @@ def _from_zygote(context, zygote: Zygote, reserve: int, held: bool) -> Spare:
 def start_zygote() -> Zygote | None:
     """The fork server for later spares (`zygote`), forked now: call it only where `may_fork` holds."""
     import multiprocessing
+
+    from .zygote import Zygote
 
     return Zygote.start(multiprocessing.get_context("fork"))
 

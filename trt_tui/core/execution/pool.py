@@ -37,10 +37,13 @@ import os
 import threading
 import weakref
 from collections import deque
+from typing import TYPE_CHECKING
 
 from . import system_memory
 from .build_process import Spare, may_fork, start_process, start_zygote
-from .zygote import Zygote
+
+if TYPE_CHECKING:
+    from .zygote import Zygote  # imported once one is started: not on a one-model build's path
 
 REMEMBER = 3  # builds whose heap the next spare's reserve covers
 RESERVE_CAP = 2 << 30  # bytes: the most a spare holds in reserve

@@ -30,7 +30,6 @@ import select
 import signal
 import sys
 import threading
-import traceback
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: `socket` imports `selectors`, which a build's start need not
@@ -280,6 +279,8 @@ def _become_build_process(fds: list[int], reserve: int, held: bool) -> None:
         events, control = Connection(fds[0], readable=False), Connection(fds[1], writable=False)
         child.serve_forked(events, control, reserve, _open_fds(), held)  # closes all else it inherited
     except BaseException:
+        import traceback
+
         traceback.print_exc()
     os._exit(1)
 
