@@ -22,6 +22,10 @@ so that a lease of a GPU host is not overrun. On 16 cores the whole run (149 mod
 expected to take about 5 minutes.
 
     python bench/scaling.py --out DIR [--jobs 1,2,4,8,16,auto] [--reps 1] [--limit N] [--max-seconds 420]
+                            [--before DIR --before-jobs 16,auto]
+
+`--before DIR` (an older checkout: `git archive REV trt_tui | tar -x -C DIR`) adds that code's `trt-tui
+build --jobs J` for each J of `--before-jobs` (`trt-tui before --jobs J`), in the same rounds.
 
 Writes DIR/scaling.json and DIR/scaling.md (the table of jobs against wall time).
 """
@@ -106,7 +110,8 @@ def bare_loop(models: list[Path], out: Path, env: dict, cwd: Path, log=print) ->
     return each
 
 
-def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_seconds: float, log=print) -> dict:
+def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_seconds: float, log=print,
+        before: Path | None = None, before_jobs: tuple[str, ...] = ()) -> dict:
     sys.path.insert(0, str(REPO))
     from trt_tui.core.execution.capacity import capacity
 
@@ -125,6 +130,9 @@ def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_secon
         "probe_builds": each, "loadavg_before": loadavg(), "configs": {}, "not_run": []}
     samples: dict[str, list[dict]] = {}
     configs = ["bare loop", "bare, cores at once"] + [f"trt-tui --jobs {j}" for j in jobs]
+    if before is not None:
+        configs += [f"trt-tui before --jobs {j}" for j in before_jobs]
+        compileall.compile_dir(str(before / "trt_tui"), quiet=1)
     for rep, config in interleaved(configs, reps):
         if time.monotonic() - started > max_seconds:
             result["not_run"].append(f"{config} (round {rep + 1})")
@@ -138,7 +146,8 @@ def run(models: list[Path], work: Workdir, jobs: list[str], reps: int, max_secon
             sample = {"wall": wall, "cpu": cpu, "exit": 0}
         else:
             jobs_arg = config.rsplit(" ", 1)[1]
-            wall, cpu, code, err = _run(_trt_tui_argv(buildable, out, jobs_arg), env, cwd)
+            code_env = _env(work, before) if config.startswith("trt-tui before") and before else env
+            wall, cpu, code, err = _run(_trt_tui_argv(buildable, out, jobs_arg), code_env, cwd)
             sample = {"wall": wall, "cpu": cpu, "exit": code}
             if jobs_arg == "auto":
                 sample["auto"] = next((line for line in err.splitlines() if "at once" in line), "")
@@ -194,6 +203,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N models")
     parser.add_argument("--max-seconds", type=float, default=420.0,
                         help="start no configuration after this many seconds (default 420)")
+    parser.add_argument("--before", type=Path, help="an older checkout's root, run beside this one")
+    parser.add_argument("--before-jobs", default="16,auto", help="the --jobs values to run of --before")
     args = parser.parse_args()
     compileall.compile_dir(str(REPO / "trt_tui"), quiet=1)
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -201,7 +212,8 @@ def main() -> None:
     try:
         models = staged(onnx_test_models()[:args.limit], work.root / "models")
         result = run(models, work, [j.strip() for j in args.jobs.split(",") if j.strip()], args.reps,
-                     args.max_seconds)
+                     args.max_seconds, before=args.before,
+                     before_jobs=tuple(j.strip() for j in args.before_jobs.split(",") if j.strip()))
     finally:
         work.cleanup()
     args.out.mkdir(parents=True, exist_ok=True)
