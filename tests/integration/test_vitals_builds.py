@@ -40,6 +40,30 @@ def test_thread_executor_samples_its_own_process(sample_dir: Path, tmp_path: Pat
     assert events.index(vitals[-1]) < events.index(final)  # the last sample comes just before the end
 
 
+def test_a_short_build_in_a_spare_is_read_once_and_a_longer_one_soon_after_it_starts(sample_dir: Path,
+                                                                                   tmp_path: Path) -> None:
+    """A batch of small builds costs the parent one reading of each build process (at its end, exact),
+    not two; a build that runs on is read `FIRST_READING` seconds in, not a whole interval later."""
+    from trt_tui.core.observe.vitals import FIRST_READING
+
+    executor = ProcessExecutor(vitals=VitalsConfig(interval=5.0), spares=2)
+    scheduler = Scheduler(max_jobs=1, executor=executor)
+    events = collect(scheduler)
+    jobs = [scheduler.submit(BuildSpec(sample_dir / "mnist.onnx", tmp_path / f"mnist{i}.engine")) for i in range(3)]
+    long = scheduler.submit(BuildSpec(sample_dir / "resnet50.onnx", tmp_path / "resnet50.engine"))
+    assert scheduler.wait(180)
+    scheduler.shutdown()
+    assert all(job.state is State.SUCCEEDED for job in [*jobs, long])
+    for job in jobs:
+        readings = [e for e in events if type(e) is Vitals and e.job == job.id]
+        final = next(e for e in events if type(e) is Finished and e.job == job.id)
+        if final.t < FIRST_READING:
+            assert len(readings) == 1, [r.t for r in readings]
+        assert readings[-1].peak_rss_bytes == final.result.peak_rss_bytes > 0
+    first = next(e for e in events if type(e) is Vitals and e.job == long.id)
+    assert FIRST_READING <= first.t < 2.0, first.t  # the interval is 5 s: this is the first reading's own
+
+
 def test_sigstop_turns_a_build_stopped_sigcont_back_and_it_still_succeeds(sample_dir: Path, tmp_path: Path) -> None:
     """The parent reads the child from outside: a stopped child cannot stop its own observer."""
     executor = ProcessExecutor(vitals=VitalsConfig(interval=0.2, stall_after=1.0, stack_after=None))

@@ -25,6 +25,7 @@ second or so); py-spy cannot read a stopped process, so a stopped one is reporte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -39,6 +40,7 @@ from .gpu_activity import GpuActivity, gpu_activity
 
 WORKING, STALLED, STOPPED = "working", "stalled", "stopped"
 DEFAULT_INTERVAL = 1.0  # seconds between samples
+FIRST_READING = 0.2  # seconds from a spare's build start (`VitalsWatch.begin`) to its first reading
 DEFAULT_STALL_AFTER = 30.0  # seconds without a callback and with an idle CPU before "stalled"
 BUSY_CPU = 5.0  # percent of one core: above this the build is doing something
 BUSY_GPU = 5.0  # percent of a GPU's SMs used by the build's process: likewise
@@ -282,15 +284,19 @@ class VitalsWatch:
         self._thread: threading.Thread | None = None
         self._finished = False
         self._begun = not from_start
+        self._first_at: float | None = None  # when the first reading after `begin` is due
+        self._nudge = threading.Event()  # wakes the thread: begun, or stopped
 
     def begin(self) -> None:
         """The build has started in the watched process (its peak was reset): readings count from now,
-        the first one at once (a later one that finds the process gone falls back on its figures)."""
+        the first one `FIRST_READING` seconds on, on the watch's thread. Not at once, and not here on
+        the thread that relays the build's events: a build shorter than that gets its one reading at
+        its end (`sink`, exact, the process still there), and a batch of small builds reads each
+        process (its /proc files, NVML's per-process figures) once instead of twice. The spare's
+        reserve alone is read at once (`_prime_held`)."""
+        self._first_at = self.clock() + FIRST_READING
         self._begun = True
-        try:
-            self.sample()
-        except Exception:  # telemetry must never end a build
-            pass
+        self._nudge.set()
 
     # -- the build's side (any thread) ---------------------------------------------------------------
 
@@ -301,6 +307,7 @@ class VitalsWatch:
         elif kind is Finished and not self._finished:
             self._finished = True
             self._stop.set()
+            self._nudge.set()
             # The last reading, dated at the end it reports so it does not come after it: its peak is
             # the build's, which the job puts on the final state it says.
             self.sample(at=event.t)
@@ -315,6 +322,7 @@ class VitalsWatch:
 
     def stop(self) -> None:
         self._stop.set()
+        self._nudge.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(5.0)
@@ -323,12 +331,33 @@ class VitalsWatch:
         return self.clock() - self.t0
 
     def _run(self) -> None:
-        self.sample()  # at once: even a build shorter than one interval has a reading
-        while not self._stop.wait(self.config.interval):
+        self.sample()  # at once where the process is the build's from the start (not `from_start`)
+        while True:
+            due = self._first_at
+            timeout = self.config.interval if due is None else max(0.0, due - self.clock())
+            self._nudge.wait(timeout)
+            self._nudge.clear()
+            if self._stop.is_set():
+                return
+            if due is None and self._first_at is not None:  # `begin` came: its first reading is due soon
+                self._prime_held()
+                continue
+            if due is not None:
+                if self.clock() < due:
+                    continue
+                self._first_at = None
             try:
                 self.sample()
             except Exception:  # telemetry must never end a build or print over the UI
                 pass
+
+    def _prime_held(self) -> None:
+        """Read the spare's untouched reserve once as its build starts, while the process surely
+        exists: a last reading that finds it gone (a parent too slow to read it before it exited)
+        then takes this figure, too large, never too small, rather than none (`own_memory.HeldBack`)."""
+        if self.held is not None:
+            with self._lock, contextlib.suppress(Exception):  # the final reading may run now too
+                self.held(False)  # never read yet: read now
 
     def sample(self, at: float | None = None) -> Vitals | None:
         """Read the process now and emit one `Vitals` event (None once the process is gone). `at`
