@@ -293,7 +293,7 @@ class VitalsWatch:
         the thread that relays the build's events: a build shorter than that gets its one reading at
         its end (`sink`, exact, the process still there), and a batch of small builds reads each
         process (its /proc files, NVML's per-process figures) once instead of twice. The spare's
-        reserve alone is read at once (`_prime_held`)."""
+        reserve is read at once, and what a reading needs made ready (`_prepare`)."""
         self._first_at = self.clock() + FIRST_READING
         self._begun = True
         self._nudge.set()
@@ -340,7 +340,7 @@ class VitalsWatch:
             if self._stop.is_set():
                 return
             if due is None and self._first_at is not None:  # `begin` came: its first reading is due soon
-                self._prime_held()
+                self._prepare()
                 continue
             if due is not None:
                 if self.clock() < due:
@@ -351,12 +351,17 @@ class VitalsWatch:
             except Exception:  # telemetry must never end a build or print over the UI
                 pass
 
-    def _prime_held(self) -> None:
-        """Read the spare's untouched reserve once as its build starts, while the process surely
-        exists: a last reading that finds it gone (a parent too slow to read it before it exited)
-        then takes this figure, too large, never too small, rather than none (`own_memory.HeldBack`)."""
-        if self.held is not None:
-            with self._lock, contextlib.suppress(Exception):  # the final reading may run now too
+    def _prepare(self) -> None:
+        """As the build starts, beside it: what a reading needs (psutil's import, the process's
+        handle, NVML), so that the build's last reading, on the thread relaying its end, only reads.
+        And the spare's untouched reserve, read once while the process surely exists: a last reading
+        that finds it gone (a parent too slow to read it before it exited) takes this figure, too
+        large, never too small, rather than none (`own_memory.HeldBack`)."""
+        with self._lock, contextlib.suppress(Exception):  # the final reading may run now too
+            if self._probe is None:
+                self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
+                self._gpu = gpu_activity(self.pid)
+            if self.held is not None:
                 self.held(False)  # never read yet: read now
 
     def sample(self, at: float | None = None) -> Vitals | None:
