@@ -113,13 +113,14 @@ class Zygote:
             raise ZygoteGone(f"build process {pid}: {exc}") from None
 
     def exitcode_of(self, pid: int) -> int | None:
-        """`pid`'s exit code, once the zygote has reported it (None before, or if it never will)."""
+        """`pid`'s exit code, once the zygote has reported it (None before, or if it never will); handed
+        out once (`ForkedProcess` keeps it), so the table holds only codes nobody has asked for yet."""
         with self._lock:
             if pid not in self._exits and not self._gone:
                 with contextlib.suppress(OSError):
                     while select.select([self._sock], [], [], 0)[0]:
                         self._receive()
-            return self._exits.get(pid)
+            return self._exits.pop(pid, None)
 
     def _receive(self) -> tuple[Any, ...]:
         """The zygote's next message (exit reports are filed, and returned too). Raises `ZygoteGone`
@@ -131,6 +132,8 @@ class Zygote:
         message = pickle.loads(data)
         if message[0] == "exit":
             self._exits[message[1]] = message[2]
+        elif message[0] == "forked":  # a pid used again: a code filed under it was an earlier process's
+            self._exits.pop(message[1], None)
         return message
 
     def close(self) -> None:
@@ -153,6 +156,7 @@ class ForkedProcess:
         self.pid = pid
         self._zygote = zygote
         self._pidfd: int | None = os.pidfd_open(pid)
+        self._exitcode: int | None = None
 
     @property
     def sentinel(self) -> int:
@@ -163,7 +167,9 @@ class ForkedProcess:
 
     @property
     def exitcode(self) -> int | None:
-        return self._zygote.exitcode_of(self.pid)
+        if self._exitcode is None:
+            self._exitcode = self._zygote.exitcode_of(self.pid)
+        return self._exitcode
 
     def exited(self, timeout: float | None = 0) -> bool:
         if self._pidfd is None:
