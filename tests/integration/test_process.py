@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.events import Recorder
+from support.waiting import alive
 
 from trt_tui.core.build.driver import BuildSpec
 from trt_tui.core.build.events import (
@@ -62,15 +63,6 @@ def wait_final(job, timeout: float) -> float:
     while not job.final and time.monotonic() - began < timeout:
         time.sleep(0.001)
     return time.monotonic() - began
-
-
-def alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (dead, not reaped by its parent) counts as not running."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_make_executor_knows_process():

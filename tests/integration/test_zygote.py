@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.waiting import alive
 
 from trt_tui.core.model.samples import write_samples
 
@@ -80,14 +81,6 @@ def run(samples: Path, out: Path, model: str, builds: int, case: str = "plain", 
                           capture_output=True, text=True, timeout=240, cwd=Path(__file__).parent.parent.parent)
     assert done.returncode == expect, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def gone_within(pids: list[int], seconds: float) -> list[int]:

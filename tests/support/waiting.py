@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,12 @@ async def pilot_wait(pilot, condition, timeout: float = 90.0, step: float = 0.05
             raise AssertionError(f"condition not met within {timeout}s")
         await pilot.pause(step)
     return time.monotonic() - start
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (dead, not reaped by its parent) counts as not running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
