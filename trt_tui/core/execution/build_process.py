@@ -13,7 +13,6 @@ its control pipe open (it exits when the parent does) nor anything else of the p
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import child
+from .process_facts import open_fds, thread_count
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -110,7 +110,7 @@ def start_process(context, reserve: int = 0, held: bool = False, zygote: Zygote 
     target: Callable[..., None]
     args: tuple[Any, ...]
     if forked:  # the child closes what this process has open now, but for its own pipe ends
-        target, args = child.serve_forked, (events_out, control_in, reserve, _open_fds(), held)
+        target, args = child.serve_forked, (events_out, control_in, reserve, open_fds(), held)
     else:
         target, args = child.serve, (events_out, control_in, reserve, held)
     process = context.Process(target=target, args=args, name="trt-tui-build",
@@ -174,18 +174,7 @@ def may_fork() -> bool:
         return False
     if any(name in sys.modules for name in _NOT_FORK_SAFE):
         return False
-    try:  # threads Python does not know of (a C library's) count too
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Threads:"):
-                    return int(line.split()[1]) == 1
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
-
-
-def _open_fds() -> list[int]:
-    return [int(name) for name in os.listdir("/proc/self/fd")]
+    return thread_count() == 1  # threads Python does not know of (a C library's) count too
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ of TensorRT loaded). Once the parent runs threads (a build's worker, the app), a
 a new interpreter that imports trt-tui's build code and TensorRT again, about as much CPU as a small
 model's whole build (BENCHMARKS.md), paid by every build of a batch after the second. The zygote is
 forked at that safe moment instead, and stays single-threaded for good: it imports TensorRT once (an
-import that starts no thread: `_threads` checks before every fork) and forks each later spare on request.
+import that starts no thread: `process_facts.thread_count` checks before every fork) and forks each later spare on request.
 A spare forked there starts with its imports done, and costs a fork.
 
 The parent's side is `Zygote`: `start` forks it, `fork` asks it for one build process, handing it the
@@ -31,6 +31,8 @@ import signal
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
+
+from .process_facts import open_fds, thread_count
 
 if TYPE_CHECKING:  # imported where used: `socket` imports `selectors`, which a build's start need not
     import socket
@@ -70,7 +72,7 @@ class Zygote:
 
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            process = context.Process(target=_serve, args=(theirs, _open_fds()), name="trt-tui-zygote", daemon=True)
+            process = context.Process(target=_serve, args=(theirs, open_fds()), name="trt-tui-zygote", daemon=True)
             process.start()
         except Exception:
             ours.close()
@@ -202,21 +204,6 @@ class ForkedProcess:
             self._pidfd = None
 
 
-def _open_fds() -> list[int]:
-    return [int(name) for name in os.listdir("/proc/self/fd")]
-
-
-def _threads() -> int:
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Threads:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0  # unknown: not known to be one
-
-
 def _serve(sock: socket.socket, inherited: list[int]) -> None:
     """The zygote's life: close what it inherited, then fork one build process per request and report
     each one's exit, until the parent's end of `sock` closes."""
@@ -257,7 +244,7 @@ def _serve(sock: socket.socket, inherited: list[int]) -> None:
 
             preload()
             imported = True
-        if len(fds) != 2 or _threads() != 1:
+        if len(fds) != 2 or thread_count() != 1:
             for fd in fds:
                 os.close(fd)
             why = "no pipes came with the request" if len(fds) != 2 else "the fork server runs threads"
@@ -283,7 +270,7 @@ def _become_build_process(fds: list[int], reserve: int, held: bool) -> None:
         from . import child
 
         events, control = Connection(fds[0], readable=False), Connection(fds[1], writable=False)
-        child.serve_forked(events, control, reserve, _open_fds(), held)  # closes all else it inherited
+        child.serve_forked(events, control, reserve, open_fds(), held)  # closes all else it inherited
     except BaseException:
         import traceback
 
