@@ -98,30 +98,23 @@ def start_process(context, reserve: int = 0, held: bool = False, zygote: Zygote 
         from .zygote import ZygoteGone
 
         try:
-            return _from_zygote(context, zygote, reserve, held)
+            return _with_pipes(context, reserve, held, lambda out, into: zygote.fork(out, into, reserve, held))
         except ZygoteGone:
             pass  # spawned, as without one
     if forked:
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
+    return _with_pipes(context, reserve, held, lambda out, into: _start(context, forked, out, into, reserve, held))
+
+
+def _with_pipes(context, reserve: int, held: bool, start: Callable[[Connection, Connection], BuildProcess]) -> Spare:
+    """The two pipes of a build process, which `start(events_out, control_in)` starts with the child's
+    ends; the parent's ends and the process as a `Spare`."""
     events, events_out = context.Pipe(duplex=False)
     control_in, control = context.Pipe(duplex=False)
-    target: Callable[..., None]
-    args: tuple[Any, ...]
-    if forked:  # the child closes what this process has open now, but for its own pipe ends
-        target, args = child.serve_forked, (events_out, control_in, reserve, open_fds(), held)
-    else:
-        target, args = child.serve, (events_out, control_in, reserve, held)
-    process = context.Process(target=target, args=args, name="trt-tui-build",
-                              daemon=True)  # killed by multiprocessing's exit handler if we exit first
     try:
-        if forked:
-            process.start()  # no resource tracker (fork's children need none) and nothing to hide
-        else:
-            _ensure_resource_tracker()
-            with _main_hidden():
-                process.start()
+        process = start(events_out, control_in)
     except BaseException:
         for conn in (events, control):
             conn.close()
@@ -134,19 +127,23 @@ def start_process(context, reserve: int = 0, held: bool = False, zygote: Zygote 
     return Spare(process, events, control, reserve, held)
 
 
-def _from_zygote(context, zygote: Zygote, reserve: int, held: bool) -> Spare:
-    events, events_out = context.Pipe(duplex=False)
-    control_in, control = context.Pipe(duplex=False)
-    try:
-        process = zygote.fork(events_out, control_in, reserve, held)
-    except BaseException:
-        for conn in (events, control):
-            conn.close()
-        raise
-    finally:  # the build process has its own copies (see `start_process`)
-        events_out.close()
-        control_in.close()
-    return Spare(process, events, control, reserve, held)
+def _start(context, forked: bool, events_out, control_in, reserve: int, held: bool) -> BuildProcess:
+    """The process itself, forked here or spawned (a multiprocessing `Process`)."""
+    target: Callable[..., None]
+    args: tuple[Any, ...]
+    if forked:  # the child closes what this process has open now, but for its own pipe ends
+        target, args = child.serve_forked, (events_out, control_in, reserve, open_fds(), held)
+    else:
+        target, args = child.serve, (events_out, control_in, reserve, held)
+    process = context.Process(target=target, args=args, name="trt-tui-build",
+                              daemon=True)  # killed by multiprocessing's exit handler if we exit first
+    if forked:
+        process.start()  # no resource tracker (fork's children need none) and nothing to hide
+    else:
+        _ensure_resource_tracker()
+        with _main_hidden():
+            process.start()
+    return process
 
 
 def start_zygote() -> Zygote | None:

@@ -30,6 +30,7 @@ import select
 import signal
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from .process_facts import open_fds, thread_count
@@ -186,8 +187,6 @@ class ForkedProcess:
 
     def join(self, timeout: float | None = None) -> None:
         """Wait until it has exited and the zygote has said how (or `timeout` passed)."""
-        import time
-
         deadline = None if timeout is None else time.monotonic() + timeout
         left = timeout
         if not self.exited(left):
