@@ -23,14 +23,19 @@ CORES = len(os.sched_getaffinity(0))
 needs_two_cores = pytest.mark.skipif(CORES < 2, reason="one core: a limit of one would change nothing")
 
 
-@pytest.fixture
-def batch(sample_dir: Path, tmp_path: Path) -> list[Path]:
-    """Three copies of MNIST (short builds) in a directory of their own."""
+def three_copies(model: Path, tmp_path: Path) -> list[Path]:
+    """a.onnx, b.onnx and c.onnx, copies of `model`, in a directory of their own."""
     models = tmp_path / "models"
     models.mkdir()
     for name in ("a", "b", "c"):
-        shutil.copyfile(sample_dir / "mnist.onnx", models / f"{name}.onnx")
+        shutil.copyfile(model, models / f"{name}.onnx")
     return sorted(models.glob("*.onnx"))
+
+
+@pytest.fixture
+def batch(sample_dir: Path, tmp_path: Path) -> list[Path]:
+    """Three copies of MNIST (short builds)."""
+    return three_copies(sample_dir / "mnist.onnx", tmp_path)
 
 
 @pytest.fixture
@@ -39,11 +44,7 @@ def long_batch(sample_dir: Path, tmp_path: Path) -> list[Path]:
     seen under way together. MNIST's ~0.1 s builds are not: with spares forked ready, a build may end
     before a second one, whose process was slower to import TensorRT on a loaded machine, reports
     parsing (CI saw this once)."""
-    models = tmp_path / "models"
-    models.mkdir()
-    for name in ("a", "b", "c"):
-        shutil.copyfile(sample_dir / "resnet50.onnx", models / f"{name}.onnx")
-    return sorted(models.glob("*.onnx"))
+    return three_copies(sample_dir / "resnet50.onnx", tmp_path)
 
 
 # A plain run's lines about a build's state: "[MODEL] parsing (why: ...)", "[MODEL] succeeded: ..."
