@@ -358,11 +358,16 @@ class VitalsWatch:
         that finds it gone (a parent too slow to read it before it exited) takes this figure, too
         large, never too small, rather than none (`own_memory.HeldBack`)."""
         with self._lock, contextlib.suppress(Exception):  # the final reading may run now too
-            if self._probe is None:
-                self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
-                self._gpu = gpu_activity(self.pid)
+            self._probe_now()
             if self.held is not None:
                 self.held(False)  # never read yet: read now
+
+    def _probe_now(self) -> ProcessProbe:
+        """The process's probe, made on first use (with its GPU reader); the caller holds the lock."""
+        if self._probe is None:
+            self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
+            self._gpu = gpu_activity(self.pid)
+        return self._probe
 
     def sample(self, at: float | None = None) -> Vitals | None:
         """Read the process now and emit one `Vitals` event (None once the process is gone). `at`
@@ -377,10 +382,7 @@ class VitalsWatch:
             if not self._begun:
                 return None  # still the spare's memory, not the build's (`from_start`)
             try:
-                if self._probe is None:
-                    self._probe = ProcessProbe(self.pid, self.own_process, self.cpu_before, self.held)
-                    self._gpu = gpu_activity(self.pid)
-                reading = self._probe.read(final=at is not None)
+                reading = self._probe_now().read(final=at is not None)
             except Exception:
                 reading = None
             if reading is None:
